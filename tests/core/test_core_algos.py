@@ -29,7 +29,7 @@ def random_batch(groups=3, group_size=4, T=7, seed=0, dtype=torch.float64):
 
 
 def loop_scores(r_hat: list[float], n: int, method: str) -> list[float]:
-    """ψ by explicit per-group loops, written from DESIGN §2 without looking at core_algos."""
+    """ψ by explicit per-group loops, written from docs/design.md §2 without looking at core_algos."""
     out = []
     for start in range(0, len(r_hat), n):
         grp = r_hat[start : start + n]
@@ -106,7 +106,7 @@ def test_reference_state_loss_is_mean_weight_ln2_and_gradient_nonzero():
     assert loss.item() == pytest.approx(w.mean().item() * LN2, rel=1e-12)
     assert stats["psi_mean"] == 0.0 and stats["sigma_mean"] == 0.5
     (grad,) = torch.autograd.grad(loss, logp)
-    assert grad.abs().sum() > 0  # ψ = 0 yet the policy still moves (DESIGN §2.5)
+    assert grad.abs().sum() > 0  # ψ = 0 yet the policy still moves (docs/design.md §2.5)
 
 
 def test_matches_official_formulation_rederived():
@@ -123,7 +123,7 @@ def test_matches_official_formulation_rederived():
 
 
 def test_padding_is_masked_unlike_official_code():
-    """Our deliberate deviation (DESIGN §2.8): padded log-ratios do not count."""
+    """Our deliberate deviation (docs/design.md §2.8): padded log-ratios do not count."""
     logp, ref_logp, mask, labels = random_batch(groups=2, group_size=4, seed=4)
     noisy_ref = torch.where(mask.bool(), ref_logp, ref_logp - 5.0)
     a, _ = ca.pacs_loss(logp, ref_logp, mask, labels, 4)

@@ -92,7 +92,7 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
     assert actor.ppo_mini_batch_size == exp["mini"]
     assert (
         c.data.train_batch_size // actor.ppo_mini_batch_size == 4
-    )  # DESIGN §2.8: 4 updates per rollout
+    )  # docs/design.md §2.8: 4 updates per rollout
     assert rollout.n == exp["n"] and actor.rollout_n == exp["n"]
     assert actor.optim.lr == pytest.approx(exp["lr"])
     assert actor.use_kl_loss is False and c.algorithm.use_kl_in_reward is False
@@ -197,7 +197,7 @@ def test_periodic_reference_adds_a_ref_model(compose, tmp_path):
 def test_single_update_per_rollout_is_refused(tmp_path):
     cfg = load_config(PAPER_CONFIGS[0])
     cfg["train"].update(mini_batch_size=1024, mini_batches=1)
-    with pytest.raises(ValueError, match="DESIGN §2.8"):
+    with pytest.raises(ValueError, match="docs/design.md §2.8"):
         _overrides(cfg, "pacs_beta2", "qwen3_4b", tmp_path)
 
 

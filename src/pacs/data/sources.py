@@ -5,7 +5,7 @@ Pinned revisions are full commit hashes of the HF dataset repositories. Their pr
 - DeepScaleR-Preview ``b6ae8c60…``, MATH-500 ``6e4ed1a2…``, AIME_2024 ``8d88b287…``,
   aime_2025 ``6f71d77b…``, BeyondAIME ``c705198a…``, code_generation_lite ``0fe84c39…``: the
   commits other public pipelines pin for these ids (the aime_2025 and BeyondAIME ones are also
-  the revisions named in ``../shared/data/MANIFEST.tsv``).
+  the revisions that the local copies used by our tests were taken from).
 - ``zwhe99/amc23`` and ``Idavidrein/gpqa``: **no revision is known** to us. Their constant is
   ``None``, and preparing them from HF refuses to run until the user passes ``--revision SHA``
   (or ``--revision main`` to accept the moving head knowingly; the manifest then records "main").

@@ -127,11 +127,11 @@ class ReportContext:
                 f"comparison of equal things.")
 
     def ablation_note(self, runs: list[RunInfo]) -> str:
-        """The DESIGN §2.8 note: when beta/score ablations are no-ops, and what this config does."""
+        """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this config does."""
         mini = (self.cfg.get("train") or {}).get("mini_batches")
         resets = sorted({str(r.resolved.get("ref_reset_every", 1)) for r in runs if r.method == "pacs"})
         refs = sorted({str(r.resolved.get("ref", "rollout")) for r in runs if r.method == "pacs"})
-        head = ("DESIGN §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
+        head = ("docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
                 "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
                 "Adam and clipping) and the score function has nothing to act on, so β and "
                 "score-function ablations are no-ops (measured: bit-identical curves). The paper "

@@ -153,7 +153,7 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
     mini = (ctx.cfg.get("train") or {}).get("mini_batches", "not set")
     fig.suptitle("Fig. 4: β ablation (paper: β = 1; its sweep values are not legible in our copy)\n"
                  f"train.mini_batches = {mini} updates per rollout; with 1 the β ablation is a "
-                 "no-op (DESIGN §2.8)")
+                 "no-op (docs/design.md §2.8)")
     log.save_figure(fig, "fig4_beta_ablation", "Fig. 4: β ablation, pass@k versus β and pass@1 curves per β")
     return None
 

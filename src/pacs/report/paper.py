@@ -1,12 +1,13 @@
 """The paper's own numbers (``paper_numbers.csv``) and how our runs map onto its rows.
 
-``paper_numbers.csv`` is a long-format transcription of every table in ``../shared/paper_numbers.md``
+``paper_numbers.csv`` is a long-format transcription of every table of the paper
 (arXiv 2509.02522 v2): one row per number, with the table it came from in ``source``. Values
 are percentages except ``diversity_D``. In the pass@k tables the k labels 4, 8, 16 and 32 are
 inferred (the copy of the paper lost its column headers), so those rows carry
 ``k_inferred = True``. ``method`` uses our run names: ``base``, ``ppo``, ``grpo``, ``pacs``,
 ``pacs_noweight``, ``pacs_score_grpo``, ``pacs_score_drgrpo``; third-party models of Table 1
-are ``released``. A test compares this file with the markdown so transcription errors show.
+are ``released``. A test cross-checks this file, cell by cell, against a markdown transcription of the
+paper's tables when one is available beside the repository, so transcription errors show.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ T78_TABLES = ["Table 7", "Table 8"]
 SCORE_TABLES = [f"Table {i}" for i in range(9, 14)]
 KINF_NOTE = (f"{INFERRED_MARK} the paper's k label is inferred: its copy lost the column headers; "
              "columns are read as k = 1, 4, 8, 16, 32, 64 with 4..32 inferred "
-             "(../shared/paper_numbers.md).")
+             "(see src/pacs/report/paper_numbers.csv).")
 PASSK_CSV_COLUMNS = ["model", "benchmark", "run", "label", "k", "mean_pct", "std_pct", "n_seeds",
                      "seeds", "n_samples", "n_problems", "paper_pct", "paper_source",
                      "paper_model", "paper_k_inferred", "paper_comparison"]

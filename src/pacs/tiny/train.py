@@ -18,7 +18,7 @@ What this simplifies relative to verl (the paper-profile engine):
 - the reference of ``ref: rollout`` is not a separate model: it IS the rollout ("old") log-probs,
   as in the official PACS code, so no extra forward pass is spent on it;
 - log-ratios are summed over the response mask only (the official code also counts padding; the
-  deliberate deviation of DESIGN §2.8);
+  deliberate deviation of docs/design.md §2.8);
 - no KL penalty, no entropy bonus, no learning-rate warm-up or schedule, no overlong filtering
   (prompts are short);
 - PPO's critic is a second tiny model (the base policy's backbone + a zero-initialised scalar head)
@@ -139,7 +139,7 @@ class Settings:
         return settings
 
     def validate(self) -> None:
-        """Reject configs that cannot run or whose knobs would silently do nothing (DESIGN §2.8)."""
+        """Reject configs that cannot run or whose knobs would silently do nothing (docs/design.md §2.8)."""
         if self.prompts_per_step % self.mini_batches != 0:
             raise ValueError(
                 f"prompts_per_step={self.prompts_per_step} must be a multiple of mini_batches="
@@ -162,7 +162,7 @@ class Settings:
                 raise ValueError(
                     f"run {run['name']!r}: PACS with the reference reset every step (ref={run['ref']!r}) "
                     f"needs mini_batches > 1; with one update per rollout every log-ratio is 0, psi == 0 "
-                    f"and beta/score/weight ablations are no-ops (DESIGN §2.8)"
+                    f"and beta/score/weight ablations are no-ops (docs/design.md §2.8)"
                 )
         else:
             mode = run["loss_agg_mode"]

@@ -1,6 +1,6 @@
 """PACS on verl 0.9.1, as a plugin (no fork). The only part of the project that imports verl.
 
-How the pieces fit (DESIGN §5):
+How the pieces fit (docs/design.md §5):
 
 - ``register``: loaded on every ``import verl`` through the ``verl.plugins`` entry point (declared
   in pyproject.toml). Fallback where entry-point metadata is not visible (e.g. a Ray runtime env

@@ -1,7 +1,7 @@
 """Order a rollout batch so that every prompt's group sits whole and contiguous on one dp rank.
 
 verl's v1 ``_balance_batch`` always runs and balances single responses across data-parallel
-ranks, which splits groups (DESIGN §5). PACS needs each group inside one micro-batch, so the
+ranks, which splits groups (docs/design.md §5). PACS needs each group inside one micro-batch, so the
 ``pacs_sync`` trainer balances whole groups instead: groups sorted by uid, partitioned over the
 ranks by total workload with an equal number of groups per rank (verl's Karmarkar–Karp
 partitioner), each rank's groups then laid out contiguously. verl's dispatcher hands rank k the

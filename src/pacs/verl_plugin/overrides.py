@@ -80,7 +80,7 @@ def experiment_name(model_key: str, run_name: str, seed: int) -> str:
 
 
 def check_update_schedule(train: dict, run: dict) -> None:
-    """DESIGN §2.8: mini-batch × mini_batches must tile the rollout batch, and PACS needs several
+    """docs/design.md §2.8: mini-batch × mini_batches must tile the rollout batch, and PACS needs several
     updates per rollout (or a reset period above 1), else β and the score ablations are no-ops."""
     prompts = _need(train, "prompts_per_step", "train")
     mini = _need(train, "mini_batch_size", "train")
@@ -97,7 +97,7 @@ def check_update_schedule(train: dict, run: dict) -> None:
     ):
         raise ValueError(
             f"run {run['name']!r}: one update per rollout with ref=rollout makes ψ ≡ 0, so β and the "
-            "score ablations do nothing (DESIGN §2.8); use train.mini_batches >= 2"
+            "score ablations do nothing (docs/design.md §2.8); use train.mini_batches >= 2"
         )
 
 

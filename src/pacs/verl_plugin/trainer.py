@@ -1,7 +1,7 @@
 """The ``pacs_sync`` trainer: verl's synchronous v1 trainer, with groups kept whole.
 
 Select it with ``trainer.v1.trainer_mode=pacs_sync`` (``TaskRunnerV1`` looks the mode up in
-verl's trainer registry). Differences from ``PPOTrainerSync`` (DESIGN §5):
+verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §5):
 
 1. ``_balance_batch`` balances whole prompt groups (sorted by uid) over the dp ranks instead of
    single responses, and refuses padded or incomplete groups;
