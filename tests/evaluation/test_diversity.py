@@ -78,6 +78,74 @@ def test_pca_is_centred_2d():
     assert coords[:, 0].var() >= coords[:, 1].var()
 
 
+def _shifted_clouds(seed: int = 0) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Two clouds of the same anisotropic shape (std 3, 1, 0.1, ...) whose centres are 20 apart."""
+    rng = np.random.default_rng(seed)
+    scale = np.array([3.0, 1.0, 0.1, 0.1, 0.1, 0.1])
+    a = rng.normal(size=(200, 6)) * scale
+    b = rng.normal(size=(150, 6)) * scale + np.array([0.0, 0.0, 20.0, 5.0, 0.0, 0.0])
+    return np.vstack([a, b]), ["pacs"] * 200 + ["grpo"] * 150, scale
+
+
+def test_fig5b_pca_puts_each_methods_centroid_at_the_origin():
+    emb, methods, _ = _shifted_clouds()
+    coords = diversity.method_centred_pca_2d(emb, methods)
+    labels = np.array(methods)
+    for m in ("pacs", "grpo"):
+        assert np.abs(coords[labels == m].mean(axis=0)).max() < 1e-9, m
+    # The old joint PCA of the uncentred clouds spends PC 1 on the offset: centroids ~ +-10 apart.
+    joint = pca_2d(emb)
+    assert abs(joint[labels == "pacs", 0].mean() - joint[labels == "grpo", 0].mean()) > 15
+
+
+def test_fig5b_pca_keeps_the_within_method_spread():
+    emb, methods, scale = _shifted_clouds()
+    coords = diversity.method_centred_pca_2d(emb, methods)
+    labels = np.array(methods)
+    for m in ("pacs", "grpo"):
+        centred = emb[labels == m] - emb[labels == m].mean(axis=0)
+        # The 2-D spread is the cloud's own top-2 variance (the shift contributes nothing) ...
+        top2 = np.sort(np.linalg.eigvalsh(np.cov(centred.T)))[::-1][:2]
+        got = np.sort(np.linalg.eigvalsh(np.cov(coords[labels == m].T)))[::-1]
+        assert got == pytest.approx(top2, rel=0.05), m
+        assert got == pytest.approx(scale[:2] ** 2, rel=0.25), m
+        # ... and distances inside a cloud are those of its points on the shared axes.
+        d2 = np.linalg.norm(coords[labels == m][:1] - coords[labels == m][1:], axis=1)
+        full = np.linalg.norm(centred[:1] - centred[1:], axis=1)
+        assert np.all(d2 <= full + 1e-9) and np.corrcoef(d2, full)[0, 1] > 0.9, m
+
+
+def test_centre_per_group_and_sample_problems():
+    emb = np.array([[1.0, 2.0], [3.0, 4.0], [10.0, 0.0]])
+    out = diversity.centre_per_group(emb, ["a", "a", "b"])
+    assert out.tolist() == [[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match="shape"):
+        diversity.centre_per_group(emb, ["a"])
+    ids = [f"p{i}" for i in range(30)] * 2
+    first = diversity.sample_problems(ids, 10, seed=3)
+    assert len(first) == 10 and first <= set(ids)
+    assert diversity.sample_problems(ids, 10, seed=3) == first  # seeded
+    assert diversity.sample_problems(ids, 10, seed=4) != first
+    assert diversity.sample_problems(ids, None, seed=0) == set(ids)
+    assert diversity.sample_problems(ids, 99, seed=0) == set(ids)
+
+
+def test_pca_rows_sample_problems_for_every_method():
+    sets = [
+        diversity.CorrectSet("pacs", ["p1", "p1", "p2", "p3"], [0, 1, 0, 0], ["a"] * 4),
+        diversity.CorrectSet("grpo", ["p1", "p2", "p2"], [3, 0, 1], ["b"] * 3),
+    ]
+    emb = np.random.default_rng(0).normal(size=(7, 5)) + np.arange(7)[:, None]
+    rows = diversity.pca_rows(sets, emb, {"p1", "p2"})
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("pacs", "p1", 0), ("pacs", "p1", 1), ("pacs", "p2", 0),
+        ("grpo", "p1", 3), ("grpo", "p2", 0), ("grpo", "p2", 1),
+    ]
+    for m in ("pacs", "grpo"):
+        pts = np.array([r[3:] for r in rows if r[0] == m])
+        assert np.abs(pts.mean(axis=0)).max() < 1e-9
+
+
 # ----------------------------------------------------------------------------- real embedder
 
 
@@ -170,8 +238,9 @@ def test_cli_end_to_end(tmp_path, embedder, monkeypatch):
         table = list(csv.DictReader(fh))
     assert list(table[0]) == ["method", "problem_id", "sample_idx", "pc1", "pc2"]
     assert [r["method"] for r in table] == ["pacs"] * 4 + ["grpo"] * 5
-    pcs = np.array([[float(r["pc1"]), float(r["pc2"])] for r in table])
-    assert np.abs(pcs.mean(axis=0)).max() < 1e-6
+    for method in ("pacs", "grpo"):  # Fig. 5b: every method's own centroid at the origin
+        pcs = np.array([[float(r["pc1"]), float(r["pc2"])] for r in table if r["method"] == method])
+        assert np.abs(pcs.mean(axis=0)).max() < 1e-6, method
 
 
 def test_no_correct_responses_gives_null_D(tmp_path):

