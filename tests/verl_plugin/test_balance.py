@@ -14,7 +14,12 @@ from itertools import combinations
 import pytest
 from omegaconf import OmegaConf
 
-from pacs.verl_plugin.balance import group_balanced_order, groups_by_uid, uid_of_key
+from pacs.verl_plugin.balance import (
+    group_balanced_order,
+    groups_by_uid,
+    select_complete_groups,
+    uid_of_key,
+)
 
 N, GROUPS = 8, 6
 
@@ -133,6 +138,8 @@ def _trainer(dp: int, mini=3, micro=1, shuffle=False):
         }
     )
     trainer.group_size = N
+    trainer.min_group_fraction = 0.5
+    trainer.global_steps = 1
     trainer.actor_rollout_wg = _FakeWorkerGroup(dp)
     return trainer
 
@@ -157,16 +164,119 @@ def test_trainer_balance_batch_reorders_whole_groups():
     assert "global_seqlen/max" in metrics and "global_seqlen/min" in metrics
 
 
-def test_trainer_refuses_padding_and_bad_geometry():
+def test_trainer_refuses_bad_geometry():
     keys, lens = _synthetic()
-    with pytest.raises(ValueError, match="padded"):
-        _trainer(dp=2, mini=2)._balance_batch(_kv_batch(keys, lens, padding=True), {})
     with pytest.raises(
         ValueError, match="dp_size=2"
     ):  # 3 groups per mini-batch cannot split over 2 ranks
         _trainer(dp=2, mini=3)._balance_batch(_kv_batch(keys, lens), {})
     with pytest.raises(ValueError, match="shuffle"):
         _trainer(dp=2, mini=2, shuffle=True)._balance_batch(_kv_batch(keys, lens), {})
+
+
+# ------------------------------------------------ failed rollouts: short groups and padding rows
+
+
+def _with_failures(seed: int = 0, short: int = 1, pads: int = 3):
+    """_synthetic() minus one response of the first ``short`` groups (failed rollouts), plus
+    ``pads`` rows shaped like verl's upsample_batch_to_divisible_size padding (own uid)."""
+    keys, lens = _synthetic(seed)
+    uids = sorted({uid_of_key(k) for k in keys})
+    lost = {f"{uid}_0_0" for uid in uids[:short]}
+    rows = [(k, n, False) for k, n in zip(keys, lens) if k not in lost]
+    rows += [(f"pad{'f' * 32}_{i}_0", 128, True) for i in range(pads)]
+    random.Random(seed).shuffle(rows)
+    keys, lens, padding = zip(*rows)
+    return list(keys), list(lens), list(padding), set(uids[:short])
+
+
+def test_short_groups_and_padding_are_dropped_whole_groups_kept():
+    keys, _, padding, short = _with_failures(short=1, pads=3)
+    sel = select_complete_groups(keys, padding, N, group_multiple=1, expected_groups=GROUPS)
+    kept_uids = [uid_of_key(keys[i]) for i in sel.keep]
+    # 6 groups, 1 lost a response: 5 whole groups of 8 rows stay, in uid order, contiguous
+    assert (sel.kept_groups, sel.short_groups, sel.padding_rows, sel.trimmed_groups) == (5, 1, 3, 0)
+    assert len(sel.keep) == 5 * N and not any(padding[i] for i in sel.keep)
+    assert not set(kept_uids) & short
+    assert kept_uids == sorted(kept_uids)
+    assert all(len(set(kept_uids[g : g + N])) == 1 for g in range(0, len(kept_uids), N))
+    assert sel.metrics() == {
+        "pacs/groups/kept": 5,
+        "pacs/groups/dropped_incomplete": 1,
+        "pacs/groups/dropped_for_geometry": 0,
+        "pacs/groups/padding_rows_dropped": 3,
+    }
+
+
+def test_surplus_groups_are_dropped_to_fill_whole_mini_batches():
+    keys, _, padding, _ = _with_failures(short=1, pads=3)
+    # mini-batches of 2 groups: 5 complete groups -> 4 kept, the last one in uid order trimmed
+    sel = select_complete_groups(keys, padding, N, group_multiple=2, expected_groups=GROUPS)
+    assert (sel.kept_groups, sel.short_groups, sel.trimmed_groups) == (4, 1, 1)
+    complete = sorted({uid_of_key(k) for k, p in zip(keys, padding) if not p} - _with_failures()[3])
+    assert sorted({uid_of_key(keys[i]) for i in sel.keep}) == complete[:4]
+
+
+def test_too_few_groups_left_fails_with_the_threshold_named():
+    keys, _, padding, _ = _with_failures(short=3, pads=0)
+    ok = select_complete_groups(keys, padding, N, 1, GROUPS, min_group_fraction=0.5)
+    assert ok.kept_groups == 3
+    with pytest.raises(ValueError, match=r"only 3 of 6 .*min_group_fraction=0.6"):
+        select_complete_groups(keys, padding, N, 1, GROUPS, min_group_fraction=0.6)
+    with pytest.raises(ValueError, match="only 0 of 6"):  # nothing usable ever passes
+        select_complete_groups(keys, [True] * len(keys), N, 1, GROUPS, min_group_fraction=0.0)
+
+
+def test_a_group_with_more_than_n_responses_is_an_error():
+    keys, _ = _synthetic()
+    extra = f"{uid_of_key(keys[0])}_9_0"
+    with pytest.raises(ValueError, match="more than rollout.n=8"):
+        select_complete_groups([*keys, extra], [False] * (len(keys) + 1), N, 1, GROUPS)
+
+
+class _FakeTQ:
+    def __init__(self):
+        self.cleared = []
+
+    def kv_clear(self, keys, partition_id):
+        self.cleared.append((list(keys), partition_id))
+
+
+def test_trainer_drops_failed_groups_clears_them_and_balances_the_rest(monkeypatch):
+    import pacs.verl_plugin.trainer as trainer_module
+
+    fake_tq = _FakeTQ()
+    monkeypatch.setattr(trainer_module, "tq", fake_tq)
+    keys, lens, padding, short = _with_failures(seed=5, short=1, pads=3)
+    batch = _kv_batch(keys, lens)
+    for tag, pad in zip(batch.tags, padding):
+        tag["is_padding"] = pad
+    metrics = {}
+    out = _trainer(dp=2, mini=2)._balance_batch(batch, metrics)
+    # 5 complete groups -> 4 (2 mini-batches of 2 groups), 2 whole groups per rank
+    assert len(out) == 4 * N
+    assert metrics["pacs/groups/dropped_incomplete"] == 1
+    assert metrics["pacs/groups/dropped_for_geometry"] == 1
+    assert metrics["pacs/groups/padding_rows_dropped"] == 3
+    assert not any(t["is_padding"] for t in out.tags)
+    for chunk in _rank_chunks(list(range(len(out))), 2):
+        uids = [uid_of_key(out.keys[i]) for i in chunk]
+        assert all(len(set(uids[g : g + N])) == 1 for g in range(0, len(uids), N))
+    ((cleared, partition),) = fake_tq.cleared
+    assert partition == "train"
+    assert sorted(cleared + out.keys) == sorted(keys)  # every dropped row leaves TransferQueue
+    assert {uid_of_key(k) for k in cleared} >= short
+
+
+def test_trainer_complete_batch_clears_nothing(monkeypatch):
+    import pacs.verl_plugin.trainer as trainer_module
+
+    fake_tq = _FakeTQ()
+    monkeypatch.setattr(trainer_module, "tq", fake_tq)
+    keys, lens = _synthetic()
+    metrics = {}
+    _trainer(dp=2, mini=2)._balance_batch(_kv_batch(keys, lens), metrics)
+    assert fake_tq.cleared == [] and metrics["pacs/groups/kept"] == GROUPS
 
 
 def test_update_actor_sends_force_group_size_only_for_the_update(monkeypatch):

@@ -6,11 +6,19 @@ ranks, which splits groups (docs/design.md §5). PACS needs each group inside on
 ranks by total workload with an equal number of groups per rank (verl's Karmarkar–Karp
 partitioner), each rank's groups then laid out contiguously. verl's dispatcher hands rank k the
 k-th contiguous chunk of the batch.
+
+A failed rollout leaves its group short (verl's sync replay buffer keeps failed groups sampleable
+and pads the batch with synthetic ``is_padding`` rows). RLOO cannot score a short group and a
+padding row has no valid token, so ``select_complete_groups`` drops both, then drops as many whole
+groups as needed for the rest to fill whole mini-batches, and fails only when fewer than
+``min_group_fraction`` of the expected groups remain.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from verl.utils.seqlen_balancing import (
@@ -19,6 +27,8 @@ from verl.utils.seqlen_balancing import (
     log_seqlen_unbalance,
 )
 
+DEFAULT_MIN_GROUP_FRACTION = 0.5
+
 
 def uid_of_key(key: str) -> str:
     """verl v1 sample keys are ``{uid}_{session_id}_{index}``; the uid is the prompt's group id."""
@@ -26,21 +36,99 @@ def uid_of_key(key: str) -> str:
     return parts[0] if len(parts) == 3 else key
 
 
-def groups_by_uid(keys: Sequence[str], group_size: int) -> list[list[int]]:
-    """Row positions of each group, groups sorted by uid and rows by key; every group must hold
-    exactly ``group_size`` rows (raise otherwise: a short group cannot be scored by RLOO)."""
+def rows_by_uid(keys: Sequence[str]) -> dict[str, list[int]]:
+    """uid -> row positions (rows sorted by key), uids in sorted order."""
     rows: dict[str, list[int]] = {}
     for pos, key in enumerate(keys):
         rows.setdefault(uid_of_key(key), []).append(pos)
-    wrong = {uid: len(r) for uid, r in rows.items() if len(r) != group_size}
+    return {uid: sorted(rows[uid], key=lambda p: keys[p]) for uid in sorted(rows)}
+
+
+def groups_by_uid(keys: Sequence[str], group_size: int) -> list[list[int]]:
+    """Row positions of each group, groups sorted by uid and rows by key; every group must hold
+    exactly ``group_size`` rows (raise otherwise: a short group cannot be scored by RLOO)."""
+    groups = rows_by_uid(keys)
+    wrong = {uid: len(r) for uid, r in groups.items() if len(r) != group_size}
     if wrong:
         sample = dict(list(wrong.items())[:5])
         raise ValueError(
             f"{len(wrong)} prompt group(s) do not hold exactly rollout.n={group_size} responses "
-            f"(uid -> count, first 5: {sample}); PACS scores whole groups. Failed or filtered "
-            "rollouts must be re-generated, not padded."
+            f"(uid -> count, first 5: {sample}); PACS scores whole groups: drop them first "
+            "(select_complete_groups)"
         )
-    return [sorted(rows[uid], key=lambda p: keys[p]) for uid in sorted(rows)]
+    return list(groups.values())
+
+
+@dataclass(frozen=True)
+class GroupSelection:
+    """Which rows of a rollout batch the update uses, and why the others were dropped."""
+
+    keep: list[int]  # row positions of the kept groups, group by group (uid order)
+    kept_groups: int
+    short_groups: int  # groups with fewer than rollout.n real responses (failed rollouts)
+    padding_rows: int  # verl's synthetic is_padding rows
+    trimmed_groups: int  # complete groups dropped so the rest fills whole mini-batches
+
+    @property
+    def dropped_groups(self) -> int:
+        return self.short_groups + self.trimmed_groups
+
+    def metrics(self, prefix: str = "pacs/groups") -> dict[str, int]:
+        return {
+            f"{prefix}/kept": self.kept_groups,
+            f"{prefix}/dropped_incomplete": self.short_groups,
+            f"{prefix}/dropped_for_geometry": self.trimmed_groups,
+            f"{prefix}/padding_rows_dropped": self.padding_rows,
+        }
+
+
+def select_complete_groups(
+    keys: Sequence[str],
+    is_padding: Sequence[bool],
+    group_size: int,
+    group_multiple: int,
+    expected_groups: int,
+    min_group_fraction: float = DEFAULT_MIN_GROUP_FRACTION,
+) -> GroupSelection:
+    """Keep the groups that hold exactly ``group_size`` real responses, as many as a multiple of
+    ``group_multiple`` (groups per mini-batch, a multiple of the dp size) allows.
+
+    Padding rows and short groups are dropped; surplus complete groups are dropped from the end of
+    the uid order (uids are random, so this is an unbiased choice). Raise ValueError when fewer than
+    ``min_group_fraction · expected_groups`` groups (or none) remain.
+    """
+    if len(keys) != len(is_padding):
+        raise ValueError(f"{len(keys)} keys but {len(is_padding)} padding flags")
+    if group_multiple < 1:
+        raise ValueError(f"group_multiple must be >= 1, got {group_multiple}")
+    if not 0.0 <= min_group_fraction <= 1.0:
+        raise ValueError(f"min_group_fraction must be in [0, 1], got {min_group_fraction}")
+    real = [k for k, pad in zip(keys, is_padding, strict=True) if not pad]
+    real_pos = [p for p, pad in enumerate(is_padding) if not pad]
+    groups = rows_by_uid(real)
+    complete = [[real_pos[i] for i in rows] for rows in groups.values() if len(rows) == group_size]
+    oversized = {uid: len(r) for uid, r in groups.items() if len(r) > group_size}
+    if oversized:
+        raise ValueError(
+            f"group(s) with more than rollout.n={group_size} responses (uid -> count, first 5: "
+            f"{dict(list(oversized.items())[:5])}): multi-output agent loops are not supported by PACS"
+        )
+    usable = len(complete) - len(complete) % group_multiple
+    needed = max(1, math.ceil(min_group_fraction * expected_groups - 1e-9))
+    if usable < needed:
+        raise ValueError(
+            f"only {usable} of {expected_groups} prompt groups are usable ({len(groups) - len(complete)} "
+            f"incomplete after failed rollouts, {len(complete)} complete, kept in multiples of "
+            f"{group_multiple} groups per mini-batch); need at least {needed} "
+            f"(algorithm.pacs.min_group_fraction={min_group_fraction})"
+        )
+    return GroupSelection(
+        keep=[row for group in complete[:usable] for row in group],
+        kept_groups=usable,
+        short_groups=len(groups) - len(complete),
+        padding_rows=sum(bool(p) for p in is_padding),
+        trimmed_groups=len(complete) - usable,
+    )
 
 
 def group_balanced_order(

@@ -4,7 +4,10 @@ Select it with ``trainer.v1.trainer_mode=pacs_sync`` (``TaskRunnerV1`` looks the
 verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §5):
 
 1. ``_balance_batch`` balances whole prompt groups (sorted by uid) over the dp ranks instead of
-   single responses, and refuses padded or incomplete groups;
+   single responses; groups left short by failed rollouts and verl's padding rows are dropped
+   (counted in ``pacs/groups/*``), then surplus whole groups so the rest fills whole
+   mini-batches; the step fails only when fewer than ``algorithm.pacs.min_group_fraction`` of
+   the prompt groups remain;
 2. ``_update_actor`` sends ``force_group_size = rollout.n`` so the engine's micro-batching keeps
    groups whole (verl then counts ``ppo_micro_batch_size_per_gpu`` in groups);
 3. with ``algorithm.pacs.ref = periodic | fixed`` it builds a reference model, writes its
@@ -24,7 +27,12 @@ import transfer_queue as tq
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import PPOTrainerSync, register_trainer
 
-from pacs.verl_plugin.balance import balance_stats, group_balanced_order
+from pacs.verl_plugin.balance import (
+    DEFAULT_MIN_GROUP_FRACTION,
+    balance_stats,
+    group_balanced_order,
+    select_complete_groups,
+)
 from pacs.verl_plugin.reference import ReferenceSettings, reset_due
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
@@ -93,6 +101,16 @@ def check_pacs_config(config: Any) -> None:
         raise ValueError("PACS runs without a KL loss (App. C); set actor.use_kl_loss=False")
 
 
+def min_group_fraction(algorithm: Any) -> float:
+    """``algorithm.pacs.min_group_fraction``: the smallest share of a step's prompt groups that may
+    remain after dropping incomplete ones before the step fails (default 0.5)."""
+    pacs = algorithm.get("pacs", None) or {}
+    value = float(pacs.get("min_group_fraction", DEFAULT_MIN_GROUP_FRACTION))
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"algorithm.pacs.min_group_fraction must be in [0, 1], got {value}")
+    return value
+
+
 @register_trainer(TRAINER_MODE)
 class PACSTrainerSync(PPOTrainerSync):
     """``PPOTrainerSync`` that keeps each prompt's responses together (see module docstring)."""
@@ -101,6 +119,7 @@ class PACSTrainerSync(PPOTrainerSync):
         check_pacs_config(config)
         super().__init__(config)
         self.group_size = int(config.actor_rollout_ref.rollout.n)
+        self.min_group_fraction = min_group_fraction(config.algorithm)
         self.ref_settings = ReferenceSettings.from_algorithm_config(config.algorithm)
         if self.ref_settings.needs_ref_model:
             self.use_reference_policy = True
@@ -141,13 +160,40 @@ class PACSTrainerSync(PPOTrainerSync):
             use_dynamic_bsz=actor.use_dynamic_bsz,
             shuffle=actor.shuffle,
         )
-        if any(tag.get("is_padding", False) for tag in batch.tags):
-            raise ValueError("pacs_sync got padded samples; PACS needs complete groups")
+        batch = self._drop_incomplete_groups(batch, metrics)
         seq_lens = [int(tag["seq_len"]) for tag in batch.tags]
         order, row_parts = group_balanced_order(batch.keys, seq_lens, self.group_size, dp_size)
         batch.reorder(order)
         metrics.update(balance_stats(seq_lens, row_parts, prefix=logging_prefix))
         return batch
+
+    def _drop_incomplete_groups(self, batch, metrics):
+        """Drop short groups (failed rollouts) and verl's padding rows, keep whole mini-batches,
+        and remove the dropped rows from TransferQueue (the trainer clears only the kept keys)."""
+        selection = select_complete_groups(
+            batch.keys,
+            [bool(tag.get("is_padding", False)) for tag in batch.tags],
+            group_size=self.group_size,
+            group_multiple=int(self.config.actor_rollout_ref.actor.ppo_mini_batch_size),
+            expected_groups=int(self.config.data.train_batch_size),
+            min_group_fraction=self.min_group_fraction,
+        )
+        metrics.update(selection.metrics())
+        if len(selection.keep) == len(batch):
+            return batch
+        kept = set(selection.keep)
+        dropped = [key for pos, key in enumerate(batch.keys) if pos not in kept]
+        logger.warning(
+            "step %d: dropped %d incomplete and %d surplus prompt group(s) (%d padding rows); "
+            "%d groups remain",
+            self.global_steps,
+            selection.short_groups,
+            selection.trimmed_groups,
+            selection.padding_rows,
+            selection.kept_groups,
+        )
+        tq.kv_clear(keys=dropped, partition_id=batch.partition_id)
+        return batch.select_keys([batch.keys[pos] for pos in selection.keep])
 
     def _update_actor(self, batch, metrics):
         batch.extra_info["force_group_size"] = self.group_size
