@@ -138,8 +138,12 @@ def test_pca_rows_sample_problems_for_every_method():
     emb = np.random.default_rng(0).normal(size=(7, 5)) + np.arange(7)[:, None]
     rows = diversity.pca_rows(sets, emb, {"p1", "p2"})
     assert [(r[0], r[1], r[2]) for r in rows] == [
-        ("pacs", "p1", 0), ("pacs", "p1", 1), ("pacs", "p2", 0),
-        ("grpo", "p1", 3), ("grpo", "p2", 0), ("grpo", "p2", 1),
+        ("pacs", "p1", 0),
+        ("pacs", "p1", 1),
+        ("pacs", "p2", 0),
+        ("grpo", "p1", 3),
+        ("grpo", "p2", 0),
+        ("grpo", "p2", 1),
     ]
     for m in ("pacs", "grpo"):
         pts = np.array([r[3:] for r in rows if r[0] == m])

@@ -158,6 +158,52 @@ def test_maj_at_k_for_math_uses_math_normaliser(tmp_path):
     assert [r["value"] for r in doc["maj_at_k"]] == [1.0, 1.0, 1.0]
 
 
+def test_rational_value_is_an_exact_normal_form():
+    half = Fraction(1, 2)
+    assert [passk.rational_value(k) for k in ["0.5", "1/2", "\\frac{1}{2}", ".50", "2/4"]] == [
+        half
+    ] * 5
+    assert passk.rational_value("-\\frac{3}{4}") == Fraction(-3, 4)
+    assert passk.rational_value("12") == 12 and passk.rational_value("-3") == -3
+    assert [passk.rational_value(k) for k in ["1/0", "x", "1.2.3", "\\sqrt{2}", ""]] == [None] * 5
+
+
+def test_maj_at_k_merges_mathematically_equal_votes(tmp_path):
+    pytest.importorskip("pacs.rewards.math")
+    # Gold 1/2. Without merging, "3" (2 votes) beats each spelling of one half (1 vote each)
+    # and maj@5 is wrong; merged, one half has 3 votes and wins.
+    answers = ["3", "\\frac{1}{2}", "3", "0.5", "1/2"]
+    rows = [graded("p", i, float(a != "3"), a, task="math") for i, a in enumerate(answers)]
+    # Symbolic spellings reach the verifier: 2\sqrt{2} and \sqrt{8} are one answer.
+    answers = ["2\\sqrt{2}", "5", "\\sqrt{8}", "5", "\\sqrt{8}"]
+    rows += [graded("q", i, float(a != "5"), a, task="math") for i, a in enumerate(answers)]
+    f = write_jsonl(tmp_path / "graded.jsonl", rows)
+    doc, _ = passk.compute(f, benchmark="b", model="m", run="r", seed=0, n_boot=0)
+    maj = {r["k"]: r["value"] for r in doc["maj_at_k"]}
+    # k=1: p "3" wrong, q right; k=2: 1-1 ties go to the first seen; k=4: p 2-2 tie -> "3",
+    # q 2-2 tie -> 2\sqrt{2}; k=5: both 3-2 for the right answer.
+    assert maj == {1: 0.5, 2: 0.5, 4: 0.5, 5: 1.0}
+
+
+def test_merge_equal_answers_asks_the_verifier_only_about_distinct_non_numeric_keys():
+    asked = []
+
+    def verifier(pairs):
+        asked.extend(pairs)
+        return [{a, b} == {"x+1", "1+x"} for a, b in pairs]
+
+    p = Problem("p", [1.0] * 7, ["1/2", "0.5", "x+1", "1+x", "x+1", "0.5", None])
+    passk.merge_equal_answers([p], verifier)
+    assert p.answers == ["1/2", "1/2", "x+1", "x+1", "x+1", "1/2", None]
+    # "0.5" joined "1/2" without a call, and number-number pairs are never asked.
+    assert sorted(asked) == sorted([("x+1", "1+x"), ("1/2", "x+1"), ("1/2", "1+x")])
+    # The number of calls per problem is capped, most-voted pairs first.
+    asked.clear()
+    q = Problem("q", [1.0] * 6, ["a", "b", "b", "c", "c", "c"])
+    passk.merge_equal_answers([q], verifier, max_pairs=1)
+    assert asked == [("b", "c")] and q.answers == ["a", "b", "b", "c", "c", "c"]
+
+
 def test_code_tasks_have_no_maj_at_k(tmp_path):
     rows = [graded("p", i, s, None, task="code") for i, s in enumerate([1.0, 0.0])]
     doc, _ = passk.compute(

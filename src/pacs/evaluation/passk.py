@@ -8,9 +8,11 @@ Definitions (a sample is *correct* when its score is 1):
 - **pass@k** is the unbiased estimator of Chen et al. (2021), averaged over problems.
 - **maj@k**: for each problem take its samples in ``sample_idx`` order, keep the first k, and
   vote among their normalised extracted answers; samples without an answer (``extracted`` null
-  or status ``no_answer``) cast no vote. Ties between the top counts go to the answer seen first
-  (lowest ``sample_idx``). The problem counts as solved when every one of the first k samples
-  that carry the voted answer is correct; with no vote at all it is unsolved.
+  or status ``no_answer``) cast no vote. Math answers that are mathematically equal vote
+  together (``\\frac{1}{2}``, ``0.5`` and ``1/2`` are one vote key, see :func:`merge_equal_answers`).
+  Ties between the top counts go to the answer seen first (lowest ``sample_idx``). The problem
+  counts as solved when every one of the first k samples that carry the voted answer is
+  correct; with no vote at all it is unsolved.
 - **mean@n**: the mean score over all samples (all problems pooled).
 
 k runs over 1, 2, 4, ... up to n_min (the smallest number of samples of any problem) and n_min
@@ -25,9 +27,12 @@ import argparse
 import itertools
 import logging
 import numbers
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,9 @@ log = logging.getLogger(__name__)
 TIE_RULE = "first-seen answer among tied counts"
 STATUSES = ("ok", "no_answer", "timeout", "error")
 CSV_HEADER = ("benchmark", "model", "run", "seed", "metric", "k", "value", "ci_low", "ci_high")
+# maj@k equivalence: each verifier call is bounded, and so is their number per problem.
+EQUIV_TIMEOUT_S = 2.0
+MAX_EQUIV_PAIRS = 200
 
 
 # ----------------------------------------------------------------------------- estimators
@@ -239,6 +247,115 @@ def vote_normalizer(task: str | None) -> Callable[[str], str]:
     return normalize_answer
 
 
+# ----------------------------------------------------------------------------- equal answers
+
+_RATIONAL = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:/(\d+(?:\.\d*)?|\.\d+))?")
+_LATEX_FRAC = re.compile(r"([+-]?)\\frac\{([+-]?[\d.]+)\}\{([+-]?[\d.]+)\}")
+
+
+def rational_value(key: str) -> Fraction | None:
+    """The exact rational a plain numeric answer stands for, else None (the cheap normal form).
+
+    Integers, decimals, ``a/b`` and ``\\frac{a}{b}`` (signs allowed): ``0.5``, ``1/2``,
+    ``\\frac{1}{2}`` and ``.50`` all give ``Fraction(1, 2)``. A zero denominator gives None.
+    """
+    m = _RATIONAL.fullmatch(key) or _LATEX_FRAC.fullmatch(key)
+    if m is None:
+        return None
+    sign, num, den = m.group(1), m.group(2), m.group(3) or "1"
+    try:
+        value = Fraction(Decimal(num)) / Fraction(Decimal(den))
+    except (InvalidOperation, ZeroDivisionError):
+        return None
+    return -value if sign == "-" else value
+
+
+Verifier = Callable[[list[tuple[str, str]]], list[bool]]
+
+
+def math_verifier(pairs: list[tuple[str, str]]) -> list[bool]:
+    """Equal-or-not for each (a, b) by the math grader: b graded against gold a, each bounded."""
+    from pacs.rewards.math import grade_many  # lazy: the rewards package is heavy
+
+    if not pairs:
+        return []
+    results = grade_many(
+        ["\\boxed{" + b + "}" for _, b in pairs],
+        [a for a, _ in pairs],
+        workers=0,
+        timeout=EQUIV_TIMEOUT_S,
+    )
+    return [r.score >= 1.0 and r.status == "ok" for r in results]
+
+
+def merge_equal_answers(
+    problems: Sequence[Problem], verifier: Verifier, max_pairs: int = MAX_EQUIV_PAIRS
+) -> None:
+    """Give mathematically equal vote keys of a problem one key: its first-seen member.
+
+    First the cheap normal form (:func:`rational_value`) joins plain numbers exactly; then the
+    verifier is asked only about pairs of the remaining distinct keys where at least one is not
+    a plain number, most-voted pairs first and at most ``max_pairs`` per problem (each call is
+    time-bounded by the verifier), all problems in one batch. Edits ``problems`` in place.
+    """
+    plans = [_equivalence_plan(p.answers, max_pairs) for p in problems]
+    asked = [pair for _, pairs in plans for pair in pairs]
+    verdicts = dict(zip(asked, verifier(asked))) if asked else {}
+    for problem, (parent, pairs) in zip(problems, plans):
+        for a, b in pairs:
+            if verdicts[a, b]:
+                _union(parent, a, b)
+        problem.answers = [None if a is None else _find(parent, a) for a in problem.answers]
+
+
+def _equivalence_plan(
+    answers: Sequence[str | None], max_pairs: int
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Union-find over the distinct keys after the numeric merge, and the pairs left to verify."""
+    counts = Counter(a for a in answers if a is not None)
+    keys = list(counts)  # first-seen order
+    parent = {k: k for k in keys}
+    by_value: dict[Fraction, str] = {}
+    for key in keys:
+        value = rational_value(key)
+        if value is not None:
+            _union(parent, by_value.setdefault(value, key), key)
+    reps = [k for k in keys if parent[k] == k and k.strip()]
+    votes = Counter({r: 0 for r in reps})
+    for key in keys:
+        votes[_find(parent, key)] += counts[key]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(reps)
+        for b in reps[i + 1 :]
+        if rational_value(a) is None or rational_value(b) is None
+    ]
+    pairs.sort(key=lambda ab: -(votes[ab[0]] + votes[ab[1]]))  # stable: first-seen among equals
+    if len(pairs) > max_pairs:
+        log.warning(
+            "maj@k: %d distinct-answer pairs in one problem, verifying the %d most voted",
+            len(pairs),
+            max_pairs,
+        )
+    return parent, pairs[:max_pairs]
+
+
+def _find(parent: dict[str, str], key: str) -> str:
+    while parent[key] != key:
+        key = parent[key]
+    return key
+
+
+def _union(parent: dict[str, str], a: str, b: str) -> None:
+    """Join the classes of a and b; the root is the member seen first (the tie rule's key)."""
+    ra, rb = _find(parent, a), _find(parent, b)
+    if ra == rb:
+        return
+    order = list(parent)
+    first, second = (ra, rb) if order.index(ra) < order.index(rb) else (rb, ra)
+    parent[second] = first
+
+
 def group_problems(
     rows: Sequence[dict],
     lines: Sequence[int],
@@ -354,6 +471,8 @@ def compute(
     task = tasks.pop()
     with_maj = task != "code"
     problems = group_problems(rows, lines, graded, vote_normalizer(task) if with_maj else None)
+    if with_maj and task != "gpqa":  # GPQA votes are option letters: nothing to merge
+        merge_equal_answers(problems, math_verifier)
     counts = Counter(r["status"] for r in rows)
     doc = {"benchmark": benchmark, "model": model, "run": run, "seed": seed}
     metrics, mean_ci = summarize(
