@@ -60,7 +60,7 @@ def _small_config(**train_overrides) -> dict:
     return cfg
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def small_config():
     """``small_config(**train_overrides) -> dict``."""
     return _small_config

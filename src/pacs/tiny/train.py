@@ -26,14 +26,19 @@ What this simplifies relative to verl (the paper-profile engine):
 - the held-out pass@1 curve is computed in-loop (sampled, seeded, on a forked RNG stream), not by
   the separate evaluation stage.
 
-Checkpoints (every ``save_every`` steps and at the end) hold the policy, optimizer(s), critic,
-reference, step, python/numpy/torch RNG states and the prompt sampler's position; a run restarted
-with the same ``--out`` resumes from the last one and reaches bit-identical weights and metrics.
+Checkpoints (every ``save_every`` steps and at the end, written atomically) hold the policy,
+optimizer(s), critic, reference, step, python/numpy/torch RNG states, the prompt sampler's position
+and the run's fingerprint (:func:`run_fingerprint`); a run restarted with the same ``--out`` and
+the same settings resumes from the last one and reaches bit-identical weights and metrics. A
+checkpoint written under other settings (method, seed, lr, base model, data, ...) is refused,
+naming the differing keys, or with ``--on-mismatch restart`` set aside for a fresh start. Only
+``steps`` and ``save_every`` may change on resume: extending a finished run is legitimate.
 
 CLI::
 
     python -m pacs.tiny.train --config configs/default.yaml --method pacs --seed 0 --base DIR \\
-        --train-data train.jsonl --eval-data test.jsonl --out DIR --threads 1 [--steps N]
+        --train-data train.jsonl --eval-data test.jsonl --out DIR --threads 1 [--steps N] \\
+        [--on-mismatch refuse|restart]
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 import random
+import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +63,15 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs import core_algos
 from pacs.config import load_config, resolve_run
+from pacs.fingerprint import (
+    ON_MISMATCH,
+    FingerprintMismatch,
+    differences,
+    differing_keys,
+    fingerprint,
+    folder_digest,
+    rows_digest,
+)
 from pacs.io import atomic_path, write_json, write_jsonl
 from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
@@ -67,10 +84,20 @@ from pacs.tiny.common import (
     response_logprobs,
     sample,
 )
+from pacs.tiny.sft import SUMMARY_NAME as SFT_SUMMARY_NAME
 
 REF_MODES = ("rollout", "periodic", "fixed")
 CHECKPOINT_NAME = "checkpoint.pt"
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
+# Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
+RESUMABLE_SETTINGS = ("steps", "save_every")
+RUN_METADATA = ("name", "label", "ablation")  # how a run is named and grouped, not what it trains
+RUN_OUTPUTS = (CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file that cannot be read back."""
+
 
 RewardFn = Callable[[list[str], list[str]], list[float]]
 
@@ -475,10 +502,36 @@ def train_step(
 # ----------------------------------------------------------------------------------------------
 
 
-def save_checkpoint(state: State, out: Path) -> None:
-    """Everything needed to continue bit-identically, written atomically."""
+def run_fingerprint(
+    settings: Settings,
+    seed: int,
+    base: str | Path,
+    train_rows: Sequence[dict],
+    eval_rows: Sequence[dict],
+) -> dict:
+    """Fingerprint (:mod:`pacs.fingerprint`) of everything that decides what this run trains
+    and records: the resolved run, every ``train:``/``eval:`` setting but ``RESUMABLE_SETTINGS``,
+    the seed, and the contents of the base model folder and of both data sets."""
+    knobs = {k: v for k, v in vars(settings).items() if k != "run" and k not in RESUMABLE_SETTINGS}
+    return fingerprint(
+        {
+            "run": {k: v for k, v in settings.run.items() if k not in RUN_METADATA},
+            **knobs,
+            "seed": seed,
+            # The SFT summary holds wall-clock times: a byte-identical model may differ there.
+            "base_model": folder_digest(base, skip=(SFT_SUMMARY_NAME,)),
+            "train_data": rows_digest(train_rows),
+            "eval_data": rows_digest(eval_rows),
+        }
+    )
+
+
+def save_checkpoint(state: State, out: Path, run_fp: dict) -> None:
+    """Everything needed to continue bit-identically, written atomically (temp file, fsync,
+    rename): a crash mid-write leaves the previous checkpoint in place."""
     ckpt = {
         "step": state.step,
+        "fingerprint": run_fp,
         "policy": state.policy.state_dict(),
         "optimizer": state.optimizer.state_dict(),
         "ref": state.ref.state_dict() if state.ref is not None else None,
@@ -493,16 +546,70 @@ def save_checkpoint(state: State, out: Path) -> None:
             "torch": torch.get_rng_state(),
         },
     }
-    with atomic_path(out / CHECKPOINT_NAME) as tmp:
-        torch.save(ckpt, tmp)
+    with atomic_path(out / CHECKPOINT_NAME) as tmp, open(tmp, "wb") as fh:
+        torch.save(ckpt, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
-def load_checkpoint(state: State, settings: Settings, out: Path) -> bool:
-    """Restore ``state`` from ``out``'s checkpoint, if any, and trim logs written after it."""
+def read_checkpoint(path: Path) -> dict:
+    """The checkpoint dict at ``path``; an unreadable file is a :class:`CheckpointError` that
+    names it and says how to recover (torch's own error is a bare zip/pickle message)."""
+    try:
+        ckpt = torch.load(path, weights_only=False)
+    except Exception as err:  # torch raises RuntimeError, EOFError, UnpicklingError, OSError...
+        raise CheckpointError(
+            f"{path} cannot be read ({type(err).__name__}: {err}); it is truncated or corrupt. "
+            f"Delete it to restart this run from step 0, or put back a good copy of it to resume."
+        ) from err
+    if not isinstance(ckpt, dict) or "step" not in ckpt:
+        raise CheckpointError(
+            f"{path} is not a pacs.tiny.train checkpoint (no 'step' entry); delete it to restart "
+            f"this run from step 0"
+        )
+    return ckpt
+
+
+def discard_run_outputs(out: Path) -> None:
+    """Remove a previous run's checkpoint, logs and outputs so that none leaks into a fresh run."""
+    for name in RUN_OUTPUTS:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def load_checkpoint(
+    state: State, settings: Settings, out: Path, run_fp: dict, on_mismatch: str = "refuse"
+) -> bool:
+    """Restore ``state`` from ``out``'s checkpoint, if any, and trim logs written after it.
+
+    A checkpoint of other settings raises :class:`FingerprintMismatch` (``on_mismatch="refuse"``)
+    or is discarded with the run's logs (``"restart"``, returns False: a fresh start)."""
+    if on_mismatch not in ON_MISMATCH:
+        raise ValueError(f"on_mismatch must be one of {ON_MISMATCH}, got {on_mismatch!r}")
     path = out / CHECKPOINT_NAME
     if not path.is_file():
         return False
-    ckpt = torch.load(path, weights_only=False)
+    ckpt = read_checkpoint(path)
+    stored = ckpt.get("fingerprint")
+    if differing_keys(stored, run_fp):
+        if on_mismatch == "refuse":
+            raise FingerprintMismatch(
+                path,
+                stored,
+                run_fp,
+                "Rerun with --on-mismatch restart to discard that run and start from step 0, "
+                "or give this run another --out.",
+            )
+        print(
+            f"--on-mismatch restart: discarding the run in {out} written under other settings "
+            f"({'; '.join(differences(stored, run_fp))}); starting from step 0",
+            file=sys.stderr,
+        )
+        discard_run_outputs(out)
+        return False
     state.step = ckpt["step"]
     state.policy.load_state_dict(ckpt["policy"])
     state.optimizer.load_state_dict(ckpt["optimizer"])
@@ -564,17 +671,21 @@ def train(
     out: str | Path,
     stop_after: int | None = None,
     reward_fn: RewardFn = grade_scores,
+    on_mismatch: str = "refuse",
 ) -> State:
-    """Train (resuming from ``out`` when it holds a checkpoint) and write the run folder.
+    """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
+    the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
+    discarded (:func:`load_checkpoint`).
 
     ``stop_after`` ends the process's work after that step without final outputs, as a crash
     would (tests use it to check resuming).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    run_fp = run_fingerprint(settings, seed, base, train_rows, eval_rows)
     tokenizer = AutoTokenizer.from_pretrained(base)
     state = init_state(settings, base, len(train_rows), seed)
-    resumed = load_checkpoint(state, settings, out)
+    resumed = load_checkpoint(state, settings, out, run_fp, on_mismatch)
     if state.step > settings.steps:
         raise ValueError(
             f"{out} holds a checkpoint at step {state.step}, past the requested {settings.steps} steps"
@@ -601,7 +712,7 @@ def train(
             state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
             write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
         if state.step % settings.save_every == 0 or state.step == settings.steps:
-            save_checkpoint(state, out)
+            save_checkpoint(state, out, run_fp)
         bar.update(1)
         bar.set_postfix(
             reward=f"{row['reward_mean']:.2f}", pass1=f"{state.eval_curve[-1]['pass_at_1']:.3f}"
@@ -612,7 +723,9 @@ def train(
     bar.close()
 
     save_pretrained(state.policy, tokenizer, out / "model")
-    write_json(out / "summary.json", summarize(state, settings, seed, time.time() - start, resumed))
+    summary = summarize(state, settings, seed, time.time() - start, resumed)
+    summary["fingerprint"] = run_fp["sha256"]
+    write_json(out / "summary.json", summary)
     return state
 
 
@@ -654,19 +767,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--stop-after", type=int, default=None, help="stop after this step without finishing"
     )
+    parser.add_argument(
+        "--on-mismatch",
+        choices=ON_MISMATCH,
+        default="refuse",
+        help="when --out holds a checkpoint of other settings: refuse (default, names the "
+        "differing keys) or restart (discard it and start from step 0)",
+    )
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
     settings = Settings.from_config(load_config(args.config), args.method, args.steps)
-    state = train(
-        settings,
-        args.seed,
-        args.base,
-        read_jsonl(args.train_data),
-        read_jsonl(args.eval_data),
-        args.out,
-        stop_after=args.stop_after,
-    )
+    try:
+        state = train(
+            settings,
+            args.seed,
+            args.base,
+            read_jsonl(args.train_data),
+            read_jsonl(args.eval_data),
+            args.out,
+            stop_after=args.stop_after,
+            on_mismatch=args.on_mismatch,
+        )
+    except (FingerprintMismatch, CheckpointError) as err:
+        raise SystemExit(f"error: {err}") from err
     curve = state.eval_curve
     print(
         f"{settings.run['name']} seed {args.seed}: pass@1 {curve[0]['pass_at_1']:.3f} -> "
