@@ -69,7 +69,10 @@ if ENGINE == "tiny":
         shell:
             "python -m pacs.tiny.train --config {params.config} --method {wildcards.run} "
             "--seed {wildcards.seed} --base {params.base} --train-data {input.train} "
-            "--eval-data {input.test} --out {params.out} --threads {threads} > {log} 2>&1"
+            "--eval-data {input.test} --out {params.out} --threads {threads} "
+            # Snakemake reruns this job when its settings changed: a checkpoint of the old
+            # settings is then discarded; one of the same settings (a crashed job) is resumed.
+            "--on-mismatch restart > {log} 2>&1"
 
 else:
 
