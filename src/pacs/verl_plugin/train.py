@@ -8,7 +8,10 @@ What it does, in order:
 2. sizes the job from the SLURM allocation when inside one (nodes, GPUs per node) and, for more
    than one node, starts a Ray cluster across the nodes (``slurm.py``), torn down on any exit;
 3. checks the checkpoint folder and logs whether it resumes (verl ``trainer.resume_mode=auto`` with
-   a stable ``default_local_dir`` per run) — it never starts over silently;
+   a stable ``default_local_dir`` per run) — it never starts over silently — and that the
+   checkpoints were written under the same settings (``resume.py``: a run fingerprint stored in
+   ``checkpoints/pacs_fingerprint.json``); on a mismatch it refuses, naming the differing
+   overrides, or with ``--on-mismatch restart`` sets the old run aside and starts from step 0;
 4. runs verl; then converts the logs to ``metrics.jsonl``, merges the last checkpoint into
    ``model/`` (HF) and writes ``summary.json`` last (docs/formats.md, training run folder).
 ``--dry-run`` prints the command (and the Ray commands, inside SLURM) and starts nothing.
@@ -29,8 +32,11 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from pacs.config import load_config, resolve_run, seeds_for
+from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
+from pacs.verl_plugin.devices import DEVICES, device_env, device_overrides, resolve_device
 from pacs.verl_plugin.logs import next_attempt_path
 from pacs.verl_plugin.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.resume import must_restart, run_fingerprint, set_aside, write_fingerprint
 from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation
 
 logger = logging.getLogger("pacs.verl_plugin.train")
@@ -93,7 +99,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--restart",
         action="store_true",
-        help="move existing checkpoints aside and start from step 0",
+        help="move the existing run (checkpoints, logs, outputs) into previous-<time>/ and "
+        "start from step 0",
+    )
+    parser.add_argument(
+        "--on-mismatch",
+        choices=ON_MISMATCH,
+        default="refuse",
+        help="when the checkpoints were written under other settings: refuse (default, names "
+        "the differing overrides) or restart (set that run aside, start from step 0)",
     )
     parser.add_argument(
         "--no-finalize", action="store_true", help="skip log conversion, HF merge and summary.json"
@@ -102,6 +116,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-merge",
         action="store_true",
         help="finalize without merging the last checkpoint into model/",
+    )
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="cpu: verl's trainer on CPU through the plugin's cpu platform (gloo); "
+        "auto: cuda when torch sees a GPU",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     parser.add_argument("extra", nargs="*", help="extra Hydra overrides (after --), appended last")
@@ -158,14 +179,6 @@ def resume_point(ckpt_dir: Path) -> int | None:
             f"{tracker} names step {step} but {ckpt_dir}/global_step_{step}/actor is missing"
         )
     return step
-
-
-def move_aside(ckpt_dir: Path) -> Path | None:
-    if not ckpt_dir.exists():
-        return None
-    target = ckpt_dir.with_name(f"{ckpt_dir.name}.old-{time.strftime('%Y%m%d-%H%M%S')}")
-    ckpt_dir.rename(target)
-    return target
 
 
 # ---------------------------------------------------------------------------- command
@@ -286,9 +299,12 @@ def main(argv: list[str] | None = None) -> int:
     if cluster is not None:
         shape = ClusterShape(shape.nnodes, shape.gpus_per_node, ray_address=cluster.address)
     log_path = next_attempt_path(paths.log_dir)
-    overrides = build_overrides(
-        cfg, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode
-    ) + list(args.extra)
+    device = resolve_device(args.device)
+    overrides = (
+        build_overrides(cfg, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
+        + device_overrides(device, shape.nnodes * shape.gpus_per_node)
+        + list(args.extra)
+    )
     cmd = verl_command(overrides, out_dir)
 
     if args.dry_run:
@@ -298,12 +314,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.restart:
-        moved = move_aside(paths.ckpt_dir)
+        moved = set_aside(paths)
         logger.info(
-            "--restart: %s",
-            f"moved old checkpoints to {moved}" if moved else "no checkpoints to move",
+            "--restart: %s", f"moved the old run to {moved}" if moved else "nothing to move"
         )
     step = resume_point(paths.ckpt_dir)
+    run_fp = run_fingerprint(overrides)
+    try:
+        if step is not None and must_restart(paths.ckpt_dir, run_fp, args.on_mismatch):
+            logger.info("moved the old run to %s", set_aside(paths))
+            step = None
+    except FingerprintMismatch as err:
+        logger.error("%s", err)
+        return 2
+    write_fingerprint(paths.ckpt_dir, run_fp)
     logger.info(
         "%s",
         f"resuming from {paths.ckpt_dir}/global_step_{step}"
@@ -317,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     started = time.time()
-    code = supervise(cmd, child_env(log_path), cluster)
+    code = supervise(cmd, {**child_env(log_path), **device_env(device)}, cluster)
     if code != 0:
         logger.error(
             "verl stopped with code %d; rerun the same command to resume from the last checkpoint",
