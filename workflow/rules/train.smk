@@ -110,7 +110,9 @@ else:
         shell:
             "python -m pacs.verl_plugin.train --config {params.config} --run {wildcards.run} "
             "--model {wildcards.model} --seed {wildcards.seed} --train-file {input.train} "
-            "--out {params.out} > {log} 2>&1"
+            # As train_tiny: a rerun for changed training settings sets the old run aside
+            # (previous-<time>/) and starts over; a crashed job of the same settings resumes.
+            "--out {params.out} --on-mismatch restart > {log} 2>&1"
 
     rule merge_verl_checkpoint:
         input:
