@@ -1,24 +1,35 @@
-"""Runs ONE test of an untrusted program: ``python -I _sandbox_harness.py CONFIG STATUS_FD``.
+"""Runs ONE test of an untrusted program: ``python -I _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``.
 
-Stdlib only, no imports from ``pacs`` (``-I`` keeps this script's folder off ``sys.path``).
-The parent (:mod:`pacs.rewards.code`) has already made this process a session leader in a fresh
-working directory with a scrubbed environment, stdin/stdout/stderr on files, and STATUS_FD open
-for status lines (JSON). Before the program runs, this script:
+Stdlib only, no imports from ``pacs`` (``-I`` keeps this script's folder off ``sys.path``). It must
+start as root. The parent (:mod:`pacs.rewards.code`) has made this process a session leader whose
+working directory is an empty folder (the mount point of the sandbox's root), with a scrubbed
+environment, stdin on a pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and
+OUTCOME_FD for the program's wait status. Three processes run:
 
-1. moves into a new network namespace (``unshare``; as root directly, otherwise inside a new
-   user namespace): only a down loopback device, no network at all;
-2. as root, becomes ``nobody`` keeping only CAP_DAC_READ_SEARCH (it can still read the Python
-   installation under /root, but writes outside the working directory fail in the kernel, and
-   RLIMIT_NPROC applies, which it never does to root);
-3. sets rlimits: address space, CPU seconds, file size, processes, no core files;
-4. replaces process-spawning, signalling, socket and file-mutating functions with ones that
-   raise PermissionError (file writes stay allowed inside the working directory and /dev/null);
-5. arms a SIGALRM at the time limit (default action: the process dies; the parent reads that as
-   a timeout) and runs the program.
+- the *outer* process (this one, in the machine's PID namespace) reads the config and the program,
+  moves into new mount, PID, network, IPC and UTS namespaces, builds the sandbox's root (below)
+  and forks *init*; it exits when init has;
+- *init* (PID 1 of the new PID namespace, still root) mounts a /proc that shows only the program's
+  own processes, pivots into the new root, forks the program and waits for it; it writes the
+  program's wait status on OUTCOME_FD (which the program never holds, so it cannot forge it) and
+  exits, and with it the kernel SIGKILLs every process left in the namespace: a forked, sleeping
+  or ``setsid`` child never outlives its program. Init dies with the outer process (parent-death
+  signal), which the parent kills at its wall-clock limit;
+- the *program* (PID 2) drops every capability, the bounding set included, becomes a uid of its
+  own (``SANDBOX_UID_BASE`` + the outer pid: unique while the sandbox lives, so RLIMIT_NPROC and
+  ``kill(-1, 9)`` concern this sandbox alone), sets ``no_new_privs`` and rlimits (address space,
+  CPU seconds, file size, processes, no core files), installs a Python-level guard like
+  LiveCodeBench's ``reliability_guard`` (spawning, signalling, sockets and writes outside /work
+  raise PermissionError; ctypes can bypass it, the kernel layers hold), arms a SIGALRM at the
+  time limit and runs the program.
 
-Layers 1-3 are enforced by the kernel; layer 4 is a Python-level guard like LiveCodeBench's
-``reliability_guard`` (ctypes could bypass it, the kernel layers remain). The parent kills the
-whole process group at its own wall-clock limit in any case.
+The root is one tmpfs of ``scratch_mb`` MB (nosuid, nodev) holding read-only binds of /usr (and
+/bin, /lib... or their symlinks), of the interpreter's prefix, of /etc/ld.so.cache and
+/etc/localtime, the devices null, zero, full, random and urandom, and three writable folders:
+/work (the program's working directory, its uid's alone), /tmp and /dev/shm. Nothing else of the
+machine is visible: no tests, no other sandbox, no /root, /home, /etc/shadow, /sys. Whatever the
+program writes anywhere counts against the one tmpfs limit and is gone when the namespace ends.
+There is no network at all (only a down loopback device).
 """
 
 # Everything the guard patches is imported before the address-space limit is set.
@@ -32,24 +43,54 @@ import ctypes.util
 import io
 import json
 import os
+import platform
 import posix
 import pty
 import resource
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 
-CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-PR_SET_KEEPCAPS = 8
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
-CAP_DAC_READ_SEARCH = 2
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
-NOBODY = 65534
-NPROC_FOR_NOBODY = 64
-NPROC_MARGIN = 64
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+# Far above any uid a real account uses; plus the outer pid (at most 2**22).
+SANDBOX_UID_BASE = 1 << 30
+WORKDIR = "/work"
+ROOT_BINDS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC_FILES = ("ld.so.cache", "localtime")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "0", "stdout": "1", "stderr": "2"}
+PROGRAM_ENV = {"HOME": WORKDIR, "TMPDIR": "/tmp"}
+# What the program runs in: checked before it starts, reported to the parent.
+LAYERS = {
+    "filesystem": "private root (pivot_root)",
+    "pid": "private PID namespace",
+    "network": "private network namespace",
+    "uid": "private uid",
+    "capabilities": "none",
+}
 
 # LiveCodeBench prepends this to every program (lcb_runner/evaluation/testing_util.py).
 LCB_IMPORTS = (
@@ -78,13 +119,97 @@ def _libc():
     return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 
 
-def isolate_network(libc) -> str:
-    """'netns' when this process now has a private network namespace, else 'none'."""
-    flags = [CLONE_NEWNET] if os.geteuid() == 0 else [CLONE_NEWUSER | CLONE_NEWNET]
-    for flag in flags:
-        if libc.unshare(flag) == 0:
-            return "netns"
-    return "none"
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what} failed: {os.strerror(err)}")
+
+
+def _path(text):
+    return None if text is None else os.fsencode(text)
+
+
+def _mount(libc, source, target, fstype, flags, data=None) -> None:
+    result = libc.mount(_path(source), _path(target), _path(fstype), flags, _path(data))
+    _check(result, f"mount({source}, {target}, {fstype})")
+
+
+def enter_namespaces(libc) -> None:
+    """New mount, PID (for the children), network, IPC and UTS namespaces; mounts stay private."""
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    _check(libc.unshare(flags), "unshare(mount, pid, net, ipc, uts namespaces)")
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)  # nothing propagates back to the machine
+
+
+def _bind_read_only(libc, source: str, target: str) -> None:
+    _mount(libc, source, target, None, MS_BIND)
+    noexec = MS_NOEXEC if os.statvfs(source).f_flag & os.ST_NOEXEC else 0
+    flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | noexec
+    _mount(libc, None, target, None, flags)
+
+
+def _bind_file(libc, source: str, target: str, read_only: bool) -> None:
+    with open(target, "w"):
+        pass  # a bind mount needs an existing file to cover
+    if read_only:
+        _bind_read_only(libc, source, target)
+    else:
+        _mount(libc, source, target, None, MS_BIND)
+
+
+def _interpreter_prefixes() -> list[str]:
+    """Where this interpreter's stdlib and extension modules live, outside /usr."""
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
+    return sorted(p for p in prefixes if p != "/usr" and not p.startswith("/usr/"))
+
+
+def build_root(libc, root: str, cfg: dict, uid: int) -> None:
+    """The sandbox's whole filesystem: one size-limited tmpfs and read-only binds (see top)."""
+    tmpfs = f"size={cfg['scratch_mb']}m,nr_inodes={cfg['scratch_inodes']},mode=755"
+    _mount(libc, "pacs-sandbox", root, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs)
+    for name in ROOT_BINDS:
+        host, inside = "/" + name, os.path.join(root, name)
+        if os.path.islink(host):  # merged /usr: /lib -> usr/lib
+            os.symlink(os.readlink(host), inside)
+        elif os.path.isdir(host):
+            os.mkdir(inside)
+            _bind_read_only(libc, host, inside)
+    for prefix in _interpreter_prefixes():
+        inside = root + prefix
+        os.makedirs(inside, mode=0o755)
+        _bind_read_only(libc, prefix, inside)
+    os.mkdir(os.path.join(root, "etc"))
+    for name in ETC_FILES:
+        host = os.path.realpath(os.path.join("/etc", name))
+        if os.path.isfile(host):
+            _bind_file(libc, host, os.path.join(root, "etc", name), read_only=True)
+    os.mkdir(os.path.join(root, "proc"))
+    os.mkdir(os.path.join(root, "dev"))
+    for name in DEVICES:
+        _bind_file(libc, f"/dev/{name}", os.path.join(root, "dev", name), read_only=False)
+    for name, target in DEV_LINKS.items():
+        os.symlink(target if name == "fd" else f"/proc/self/fd/{target}", f"{root}/dev/{name}")
+    for folder in ("tmp", "dev/shm"):
+        os.mkdir(os.path.join(root, folder))
+        os.chmod(os.path.join(root, folder), 0o1777)
+    work = root + WORKDIR
+    os.mkdir(work, mode=0o700)
+    os.chown(work, uid, uid)
+
+
+def enter_root(libc, root: str) -> None:
+    """(init) Mount /proc for the new PID namespace, pivot into ``root``, detach the old root."""
+    # hidepid=2: the program (another uid) does not even see init.
+    _mount(libc, "proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None:
+        raise OSError(f"no pivot_root syscall number known for {platform.machine()}")
+    os.chdir(root)
+    os.mkdir(".old_root")
+    _check(libc.syscall(number, b".", b".old_root"), "pivot_root")
+    os.chdir("/")
+    _check(libc.umount2(b"/.old_root", MNT_DETACH), "umount2(old root)")
+    os.rmdir("/.old_root")
 
 
 class _CapHeader(ctypes.Structure):
@@ -99,47 +224,42 @@ class _CapData(ctypes.Structure):
     ]
 
 
-def drop_root(libc, workdir: str) -> str:
-    """As root: become nobody with only CAP_DAC_READ_SEARCH. Returns the uid layer in effect."""
-    if os.geteuid() != 0:
-        return "user"
-    if libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
-        return "root"
-    os.chown(workdir, NOBODY, NOBODY)
+def drop_privileges(libc, uid: int, last_cap: int) -> None:
+    """(program) Empty every capability set, the bounding set included; become ``uid``."""
+    for cap in range(last_cap + 1):
+        _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"prctl(PR_CAPBSET_DROP, {cap})")
+    _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient caps")
     os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
-    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
-    data[0].effective = data[0].permitted = 1 << CAP_DAC_READ_SEARCH
-    if libc.capset(ctypes.byref(header), data) != 0:
-        # Without it nobody cannot read a Python installed under /root; fail loudly.
-        raise OSError(ctypes.get_errno(), "capset(CAP_DAC_READ_SEARCH) failed")
-    return "nobody"
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # without PR_SET_KEEPCAPS this empties permitted and effective
+    header, data = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    _check(libc.capset(ctypes.byref(header), data), "capset(no capabilities)")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    _verify_no_privileges(uid)
 
 
-def _tasks_of_uid(uid: int) -> int:
-    """Processes and threads of ``uid``: RLIMIT_NPROC counts tasks of the real uid."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status") as f:
-                    fields = dict(line.split(":", 1) for line in f if ":" in line)
-                if int(fields["Uid"].split()[0]) == uid:
-                    total += int(fields["Threads"])
-            except (OSError, KeyError, ValueError):
-                continue
-    return total
+def _verify_no_privileges(uid: int) -> None:
+    with open("/proc/self/status", encoding="utf-8") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    left = {
+        name: fields[name].strip()
+        for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+        if int(fields[name], 16) != 0
+    }
+    if left or fields["NoNewPrivs"].strip() != "1" or os.getresuid() != (uid,) * 3:
+        raise OSError(f"privileges left after dropping them: {left}, uid {os.getresuid()}")
 
 
-def set_limits(cfg: dict, nproc: int) -> None:
+def set_limits(cfg: dict) -> None:
     mib = 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cfg["memory_mb"] * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (cfg["cpu_s"], cfg["cpu_s"] + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["fsize_mb"] * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_NPROC, (cfg["nproc"],) * 2)
+    # Python ignores SIGXFSZ (writes then fail with EFBIG); the default kills at the file limit,
+    # which the parent reports as output that was too large.
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 
 
 # ----------------------------------------------------------------------------- Python guard
@@ -356,27 +476,81 @@ def _finish(**fields) -> None:
     os._exit(0)
 
 
+def _fail(exc: BaseException) -> None:
+    """Tell the parent the sandbox, not the program, failed; never returns."""
+    with contextlib.suppress(Exception):
+        report(status="sandbox_error", error=_error_text(exc))
+    os._exit(1)
+
+
 def main() -> None:
     global _status
     _status = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
-    with open(sys.argv[1], encoding="utf-8") as f:
-        cfg = json.load(f)
-    with open(cfg["program_path"], encoding="utf-8") as f:
-        source = f.read()
-    workdir = os.path.realpath(os.getcwd())
+    outcome_fd = int(sys.argv[3])
     try:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            cfg = json.load(f)
+        with open(cfg["program_path"], encoding="utf-8") as f:
+            source = f.read()
+        if os.geteuid() != 0:
+            raise PermissionError("the sandbox harness must start as root")
+        with open("/proc/sys/kernel/cap_last_cap", encoding="utf-8") as f:
+            last_cap = int(f.read())
         libc = _libc()
-        # Counted before unshare: inside a new user namespace every uid reads as 65534.
-        own_tasks = 0 if os.geteuid() == 0 else _tasks_of_uid(os.getuid())
-        layers = {"network": isolate_network(libc), "uid": drop_root(libc, workdir)}
-        # nobody is ours alone; a shared uid needs room for the tasks it already runs elsewhere.
-        set_limits(cfg, NPROC_FOR_NOBODY if layers["uid"] == "nobody" else own_tasks + NPROC_MARGIN)
-        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        install_guard(workdir)
+        uid = SANDBOX_UID_BASE + os.getpid()
+        root = os.path.realpath(os.getcwd())
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        enter_namespaces(libc)
+        build_root(libc, root, cfg, uid)
+        lifeline_r, lifeline_w = os.pipe()  # init's way to see that this process is gone
+        init_pid = os.fork()
     except BaseException as exc:  # noqa: BLE001 - the parent must learn the sandbox is broken
-        report(status="sandbox_error", error=_error_text(exc))
-        os._exit(1)
-    report(layers=layers)
+        _fail(exc)
+    if init_pid == 0:
+        os.close(lifeline_w)
+        run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd)
+    for fd in (0, 1, outcome_fd, _status.fileno()):  # init and the program hold their own
+        os.close(fd)
+    os.waitpid(init_pid, 0)
+    os._exit(0)
+
+
+def run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd) -> None:
+    """PID 1: run the program as PID 2, report how it ended; never returns."""
+    try:
+        _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+        if select.select([lifeline_r], [], [], 0)[0]:  # the outer process died before the prctl
+            os._exit(1)
+        enter_root(libc, root)
+        program_pid = os.fork()
+    except BaseException as exc:  # noqa: BLE001
+        _fail(exc)
+    if program_pid == 0:
+        os.close(outcome_fd)  # the program must not be able to forge its own ending
+        os.close(lifeline_r)
+        run_sandboxed(libc, cfg, source, uid, last_cap)
+    for fd in (0, 1, _status.fileno()):  # hold no pipe or file of the program's open
+        os.close(fd)
+    _, wait_status = os.waitpid(program_pid, 0)
+    if os.WIFSIGNALED(wait_status):
+        outcome = {"signal": os.WTERMSIG(wait_status)}
+    else:
+        outcome = {"exit": os.WEXITSTATUS(wait_status)}
+    os.write(outcome_fd, json.dumps(outcome).encode() + b"\n")
+    os._exit(0)  # the kernel now kills everything left in the PID namespace
+
+
+def run_sandboxed(libc, cfg, source, uid, last_cap) -> None:
+    """PID 2: drop every privilege, set the limits and the guard, run the program."""
+    try:
+        os.chdir(WORKDIR)
+        os.environ.update(PROGRAM_ENV)
+        drop_privileges(libc, uid, last_cap)
+        set_limits(cfg)
+        install_guard(WORKDIR)
+    except BaseException as exc:  # noqa: BLE001
+        _fail(exc)
+    report(layers=LAYERS)
     run_program(cfg, source)
 
 

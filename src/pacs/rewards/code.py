@@ -10,12 +10,16 @@ Tests follow LiveCodeBench's schema: ``{"input": str, "output": str, "testtype":
   counts as a list) must equal ``json.loads(output)``. The value crosses the process boundary as
   JSON and is compared here, so a returned object with a rigged ``__eq__`` cannot pass.
 
-Every test runs in a fresh process and working directory; see ``_sandbox_harness.py`` for the
-isolation layers (network namespace, ``nobody`` when started as root, rlimits, a Python-level
-guard). ``os.system``, ``subprocess`` and ``os.fork`` are BLOCKED: they raise PermissionError,
-so the test is a ``runtime_error``. The parent kills the whole process group at the wall-clock
-limit. A process that leaves the group (only possible through ctypes, which the guard does not
-stop) is still capped by RLIMIT_NPROC and dies at its RLIMIT_CPU once it has used its CPU time.
+Every test runs in a fresh sandbox; see ``_sandbox_harness.py`` for its layers: private mount,
+PID, network, IPC and UTS namespaces, a root holding only what Python needs plus a size-limited
+scratch tmpfs (/work, /tmp, /dev/shm), a uid of its own, no capabilities, rlimits and a
+Python-level guard. The tests never enter the sandbox: stdin arrives on a pipe and outputs are
+compared here. ``os.system``, ``subprocess`` and ``os.fork`` are BLOCKED: they raise
+PermissionError, so the test is a ``runtime_error``; a process forked through ctypes dies with
+its program (the PID namespace ends with it). The parent kills the sandbox at the wall-clock limit.
+
+The sandbox needs root (namespaces, mounts, a private uid). Without it, or where the kernel refuses
+a layer, grading raises :class:`SandboxUnavailable` instead of running programs unconfined.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -43,10 +48,20 @@ HARNESS = Path(__file__).with_name("_sandbox_harness.py")
 # Wall time beyond the program's own limit: interpreter start-up and the LCB imports.
 STARTUP_GRACE_S = 1.0
 OUTPUT_LIMIT_MB = 64
+# The sandbox's one tmpfs (/work, /tmp, /dev/shm together): RAM, freed when the sandbox ends.
+SCRATCH_MB = 64
+SCRATCH_INODES = 4096
+# Tasks (processes and threads) of the program's private uid: room for a few threads, and a
+# bound on what a ctypes fork bomb can hold (each task is capped by the address-space limit).
+NPROC = 16
+# The base interpreter, not a virtualenv's: the sandbox shows only its prefix (the stdlib).
+INTERPRETER = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
 # How long to keep killing a process group that still refills (killed orphans are reaped by init).
 GROUP_KILL_S = 2.0
 _SANDBOX_ENV = {
     "PATH": "/usr/bin:/bin",
+    "HOME": "/work",
+    "TMPDIR": "/tmp",
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "OMP_NUM_THREADS": "1",
@@ -68,6 +83,10 @@ class CodeResult:
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the program): the result must not count as a verdict."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """This machine cannot give the sandbox its layers (e.g. not root): nothing can be graded."""
 
 
 def extract_code(response: str) -> str | None:
@@ -163,11 +182,11 @@ def run_tests(
     if timeout_s <= 0 or memory_mb <= 0:
         raise ValueError(f"timeout_s and memory_mb must be > 0, got {timeout_s}, {memory_mb}")
     checked = _check_tests(tests, fn_name)
+    sandbox_layers()  # refuses (SandboxUnavailable) before any program runs unconfined
     statuses, errors = [], []
     with tempfile.TemporaryDirectory(prefix="pacs-sandbox-", ignore_cleanup_errors=True) as root:
         root_path = Path(root)
-        os.chmod(root_path, 0o755)  # the program may run as nobody; it reads its own file here
-        program_path = root_path / "solution.py"
+        program_path = root_path / "solution.py"  # read by the harness before it isolates itself
         program_path.write_text(program, encoding="utf-8")
         for i, test in enumerate(checked):
             status, error = _run_one(
@@ -219,8 +238,8 @@ def _execute(
     base: Path,
 ) -> dict[str, Any]:
     """Run the harness once: {"status": done|timeout|runtime_error|memory_error|unserializable}."""
-    workdir = base / "work"
-    workdir.mkdir(parents=True)
+    mount_point = base / "root"  # the harness mounts the sandbox's root here, in its namespace
+    mount_point.mkdir(parents=True)
     config_path = base / "config.json"
     config_path.write_text(
         json.dumps(
@@ -233,23 +252,24 @@ def _execute(
                 "cpu_s": math.ceil(timeout_s) + 1,
                 "memory_mb": memory_mb,
                 "fsize_mb": OUTPUT_LIMIT_MB,
+                "scratch_mb": SCRATCH_MB,
+                "scratch_inodes": SCRATCH_INODES,
+                "nproc": NPROC,
             }
         ),
         encoding="utf-8",
     )
-    stdin_path = base / "stdin.txt"
-    stdin_path.write_text(test["input"] if test["testtype"] == "stdin" else "", encoding="utf-8")
+    stdin = test["input"].encode("utf-8") if test["testtype"] == "stdin" else b""
     with (
-        open(stdin_path, "rb") as stdin,
         open(base / "stdout.txt", "wb+") as stdout,
         open(base / "stderr.txt", "wb+") as stderr,
         open(base / "status.jsonl", "wb+") as status,
     ):
-        exit_code = _spawn_and_wait(config_path, workdir, stdin, stdout, stderr, status, timeout_s)
+        ending = _spawn_and_wait(config_path, mount_point, stdin, stdout, stderr, status, timeout_s)
         lines = _status_lines(status)
         output = _read(stdout).decode("utf-8", errors="replace")
         stderr_tail = _read(stderr)[-2000:].decode("utf-8", errors="replace")
-    return _interpret(lines, exit_code, output, stderr_tail)
+    return _interpret(lines, ending, output, stderr_tail)
 
 
 def _read(f) -> bytes:
@@ -257,29 +277,85 @@ def _read(f) -> bytes:
     return f.read()
 
 
-def _spawn_and_wait(config_path, workdir, stdin, stdout, stderr, status, timeout_s) -> int | None:
-    """Run the harness; returns the exit code, or None when we killed it at the wall limit."""
-    proc = subprocess.Popen(
-        [sys.executable, "-I", str(HARNESS), str(config_path), str(status.fileno())],
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        cwd=workdir,
-        env=dict(_SANDBOX_ENV, HOME=str(workdir), TMPDIR=str(workdir)),
-        start_new_session=True,
-        close_fds=True,
-        pass_fds=(status.fileno(),),
-    )
+def _spawn_and_wait(
+    config_path, mount_point, stdin: bytes, stdout, stderr, status, timeout_s
+) -> dict | None:
+    """Run the harness; how the program ended ({"exit": code} or {"signal": number}), or None
+    when we killed the sandbox at the wall limit or it died without saying."""
+    outcome_r, outcome_w = os.pipe()  # written by the sandbox's init only, never the program
     try:
-        return proc.wait(timeout=timeout_s + STARTUP_GRACE_S)
+        proc = subprocess.Popen(
+            [
+                INTERPRETER,
+                "-I",
+                str(HARNESS),
+                str(config_path),
+                str(status.fileno()),
+                str(outcome_w),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=mount_point,
+            env=_SANDBOX_ENV,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=(status.fileno(), outcome_w),
+        )
+    finally:
+        os.close(outcome_w)
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    feeder.start()
+    try:
+        proc.wait(timeout=timeout_s + STARTUP_GRACE_S)
+        timed_out = False
     except subprocess.TimeoutExpired:
-        return None
+        timed_out = True
     finally:
         _kill_group(proc)
+        feeder.join()  # the pipe broke when the sandbox ended, if not before
+        written = _read_now(outcome_r)
+    return None if timed_out else _outcome(written)
+
+
+def _read_now(fd: int) -> bytes:
+    """What is in the pipe already (init wrote it before the harness could exit); closes it."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 4096)
+    except BlockingIOError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _feed(pipe, data: bytes) -> None:
+    """Write the test's input to the program's stdin (a pipe: the tests never enter the sandbox)."""
+    try:
+        pipe.write(data)
+    except OSError:  # BrokenPipeError: the program ended without reading it all
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def _outcome(written: bytes) -> dict:
+    try:
+        outcome = json.loads(written)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return outcome if isinstance(outcome, dict) else {}
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the harness's process group until it is empty (a fork bomb keeps refilling it)."""
+    """SIGKILL the harness's process group until it is empty.
+
+    The group holds the harness and the sandbox's init; killing init ends the PID namespace, and
+    the kernel kills whatever the program left in it.
+    """
     deadline = time.monotonic() + GROUP_KILL_S
     while True:
         try:
@@ -306,32 +382,45 @@ def _status_lines(status_file) -> list[dict]:
     return lines
 
 
-def _interpret(lines: list[dict], exit_code: int | None, stdout: str, stderr_tail: str) -> dict:
+def _interpret(lines: list[dict], ending: dict | None, stdout: str, stderr_tail: str) -> dict:
     layers = next((line["layers"] for line in lines if "layers" in line), None)
-    outcome = _verdict(lines, exit_code, stdout, stderr_tail)
+    outcome = _verdict(lines, ending, stdout, stderr_tail)
     return {**outcome, "layers": layers} if layers is not None else outcome
 
 
-def _verdict(lines: list[dict], exit_code: int | None, stdout: str, stderr_tail: str) -> dict:
-    """The test's outcome from the harness's status lines and exit code.
+def _verdict(lines: list[dict], ending: dict | None, stdout: str, stderr_tail: str) -> dict:
+    """The test's outcome from the harness's status lines and how the program ended.
 
-    The harness writes its final line and exits 0, so a final line counts only with exit code 0:
-    a program that forges a line on the status fd and then hangs or crashes gains nothing.
+    ``ending`` comes from the sandbox's init, which the program cannot reach: None when we killed
+    the sandbox at the wall limit, {} when it ended without a word, else {"exit": code} or
+    {"signal": number}. The harness writes its final status line and exits 0, so a final line
+    counts only with exit code 0: a program that forges a line on the status fd and then hangs
+    or crashes gains nothing.
     """
     if not any("layers" in line for line in lines):
         errors = [line.get("error") for line in lines if line.get("status") == "sandbox_error"]
         raise SandboxError(
-            f"the sandbox failed before the program ran (exit code {exit_code}): "
-            f"{errors[0] if errors else stderr_tail[-500:]}"
+            "the sandbox failed before the program ran: "
+            f"{errors[0] if errors else stderr_tail[-500:] or 'no error message'}"
         )
-    if exit_code is None or exit_code in (-signal.SIGALRM, -signal.SIGXCPU):
+    if ending is None:
         return {"status": "timeout", "error": "time limit exceeded"}
-    if exit_code == -signal.SIGXFSZ:
+    if not ending:
+        raise SandboxError("the sandbox ended without reporting how the program ended")
+    killed_by = ending.get("signal")
+    if killed_by in (signal.SIGALRM, signal.SIGXCPU):
+        return {"status": "timeout", "error": "time limit exceeded"}
+    if killed_by == signal.SIGXFSZ:
         return {"status": "runtime_error", "error": f"output larger than {OUTPUT_LIMIT_MB} MB"}
-    if exit_code != 0:
+    if killed_by is not None:
         return {
             "status": "runtime_error",
-            "error": f"exit code {exit_code}; stderr: {stderr_tail[-300:]}",
+            "error": f"killed by signal {killed_by}; stderr: {stderr_tail[-300:]}",
+        }
+    if ending.get("exit") != 0:
+        return {
+            "status": "runtime_error",
+            "error": f"exit code {ending.get('exit')}; stderr: {stderr_tail[-300:]}",
         }
     final = next(
         (line for line in reversed(lines) if line.get("status") in _HARNESS_STATUSES), None
@@ -370,18 +459,28 @@ def grade(
 
 @lru_cache(maxsize=1)
 def sandbox_layers() -> dict[str, str]:
-    """Which kernel layers the sandbox gets on this machine: {"network", "uid"}.
+    """The sandbox's layers on this machine (checked by running an empty program once).
 
-    network: "netns" (private network namespace) or "none" (Python socket guard only);
-    uid: "nobody" (root dropped to nobody), "user" (not root to begin with) or "root".
+    Raises :class:`SandboxUnavailable`, naming what is missing, where the machine cannot give
+    every layer: then no program may be graded.
     """
+    if os.geteuid() != 0:
+        raise SandboxUnavailable(
+            "the code sandbox needs root (mount, PID and network namespaces, a private uid per "
+            f"program); this process runs as uid {os.geteuid()}. Grade code as root, e.g. in the "
+            "CI container."
+        )
     with tempfile.TemporaryDirectory(prefix="pacs-sandbox-probe-") as root:
         base = Path(root)
-        os.chmod(base, 0o755)
         program = base / "solution.py"
         program.write_text("pass\n", encoding="utf-8")
         test = {"testtype": "stdin", "input": "", "output": ""}
-        outcome = _execute(program, test, None, 5.0, 1024, base / "probe")
+        try:
+            outcome = _execute(program, test, None, 5.0, 1024, base / "probe")
+        except SandboxError as exc:
+            raise SandboxUnavailable(
+                f"the code sandbox cannot run on this machine: {exc}"
+            ) from None
     if outcome["status"] != "done" or "layers" not in outcome:
-        raise SandboxError(f"the sandbox probe failed: {outcome}")
+        raise SandboxUnavailable(f"the sandbox probe did not finish cleanly: {outcome}")
     return outcome["layers"]
