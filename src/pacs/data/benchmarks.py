@@ -13,6 +13,10 @@ Schemas (docs/design.md §7), with the ids we give:
 BeyondAIME has no id column and its rows are sorted by answer, so a row index would change with
 any re-sort; its id is a hash of the problem text instead, stable under any reordering.
 
+AIME answers are integers from 0 to 999 by the contest's rules; BeyondAIME's are integers too but
+not bounded by 999 (the real test set reaches 33124147). A gold answer outside these rules is an
+error naming file, row and field (zero-padded ``"025"`` is 25).
+
 Each field accepts a few column spellings (``Problem``/``problem``, ...) so re-saved local copies
 load too. A column none of whose spellings is in the first row means an unknown schema; a
 missing value in a later row is an error naming that row.
@@ -27,7 +31,7 @@ from typing import Any
 
 from pacs import PROMPT_SUFFIX
 from pacs.data.errors import DataError
-from pacs.data.normalize import normalize_answer
+from pacs.data.normalize import integer_answer, normalize_answer
 
 MATH_BENCHMARKS = ("math500", "amc23", "aime24", "aime25", "beyondaime")
 ALL_BENCHMARKS = (*MATH_BENCHMARKS, "livecodebench", "gpqa")
@@ -39,16 +43,21 @@ class MathSchema:
     answer: tuple[str, ...]
     id: tuple[str, ...] = ()  # empty: content hash of the problem
     solution: tuple[str, ...] = ()
+    integer_range: tuple[int, int | None] | None = None  # answers must be integers in it
 
 
 SCHEMAS: dict[str, MathSchema] = {
     "math500": MathSchema(("problem",), ("answer",), ("unique_id",), ("solution",)),
     "amc23": MathSchema(("question", "problem"), ("answer",), ("id",)),
     "aime24": MathSchema(
-        ("Problem", "problem"), ("Answer", "answer"), ("ID", "id"), ("Solution", "solution")
+        ("Problem", "problem"),
+        ("Answer", "answer"),
+        ("ID", "id"),
+        ("Solution", "solution"),
+        integer_range=(0, 999),
     ),
-    "aime25": MathSchema(("problem",), ("answer",), ("id",)),
-    "beyondaime": MathSchema(("problem",), ("answer",)),
+    "aime25": MathSchema(("problem",), ("answer",), ("id",), integer_range=(0, 999)),
+    "beyondaime": MathSchema(("problem",), ("answer",), integer_range=(0, None)),
 }
 
 
@@ -142,6 +151,18 @@ def _math_id(benchmark: str, value: Any, file: Any, i: int, column: str) -> str:
     return text
 
 
+def gold_answer(
+    schema: MathSchema, benchmark: str, value: Any, file: Any, i: int, column: str
+) -> str:
+    """The normalised gold answer; integer-answer benchmarks also check type and range."""
+    if schema.integer_range is None:
+        return normalize_answer(value, file=file, row=i, field=column)
+    low, high = schema.integer_range
+    return integer_answer(
+        value, low, high, file=file, row=i, field=column, what=f"{benchmark} answers"
+    )
+
+
 def convert_math(
     benchmark: str, records: Sequence[dict[str, Any]], file: Any
 ) -> list[dict[str, Any]]:
@@ -157,8 +178,8 @@ def convert_math(
     rows = []
     for i, rec in enumerate(records):
         problem = require_str(file, i, rec, cols["problem"])
-        answer = normalize_answer(
-            require(file, i, rec, cols["answer"]), file=file, row=i, field=cols["answer"]
+        answer = gold_answer(
+            schema, benchmark, require(file, i, rec, cols["answer"]), file, i, cols["answer"]
         )
         if schema.id:
             pid = _math_id(benchmark, require(file, i, rec, cols["id"]), file, i, cols["id"])

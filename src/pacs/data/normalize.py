@@ -3,6 +3,9 @@
 ``25`` and ``"025"`` become ``"25"``; ``27.0`` and ``"27.0"`` become ``"27"``; ``" 7 "`` becomes
 ``"7"``. Any other answer (LaTeX such as ``\\frac{1}{2}``, intervals, words) is kept as given,
 only stripped of surrounding whitespace. Booleans, NaN, infinities and empty strings are errors.
+
+Benchmarks whose answers are integers by construction (AIME: 0-999) also go through
+:func:`integer_answer`, which refuses anything else (``"abc"``, ``12.5``, ``1000``).
 """
 
 from __future__ import annotations
@@ -39,3 +42,25 @@ def normalize_answer(value: Any, *, file: Any, row: int, field: str = "answer") 
     if hasattr(value, "item"):
         return normalize_answer(value.item(), file=file, row=row, field=field)
     raise DataError(file, f"expected a number or a string, got {type(value).__name__}", row, field)
+
+
+def integer_answer(
+    value: Any,
+    low: int,
+    high: int | None,
+    *,
+    file: Any,
+    row: int,
+    field: str = "answer",
+    what: str = "answers",
+) -> str:
+    """:func:`normalize_answer`, then require an integer in ``[low, high]`` (``high`` None: no
+    upper bound); ``"025"`` is 25. The error names file, row and field, and the rule."""
+    answer = normalize_answer(value, file=file, row=row, field=field)
+    in_range = (
+        _INT_RE.fullmatch(answer) and low <= int(answer) and (high is None or int(answer) <= high)
+    )
+    if not in_range:
+        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise DataError(file, f"{what} are integers {bounds}, got {value!r}", row, field)
+    return answer

@@ -114,7 +114,7 @@ def prepare_train(
     max_prompt_length: int = 1024,
 ) -> Path:
     """Write DeepScaleR as verl parquet ``out`` and ``<stem>.manifest.json``; return ``out``."""
-    from pacs.data.train import convert_deepscaler, filter_overlong, write_parquet
+    from pacs.data.train import convert_deepscaler, drop_duplicates, filter_overlong, write_parquet
 
     prov = _provenance("deepscaler", source, path, revision)
     if prov["source"] == "local":
@@ -122,6 +122,7 @@ def prepare_train(
     else:
         label = SOURCES["deepscaler"].label(prov["revision"])
         rows = convert_deepscaler(load_hf_records("deepscaler", prov["revision"]), label)
+    rows, duplicates, conflicting = drop_duplicates(rows)
     dropped = 0
     if tokenizer is not None:
         from transformers import AutoTokenizer
@@ -136,6 +137,8 @@ def prepare_train(
     extra = {
         "tokenizer": str(tokenizer) if tokenizer is not None else None,
         "max_prompt_length": max_prompt_length if tokenizer is not None else None,
+        "duplicates_dropped": duplicates,
+        "conflicting_duplicates": conflicting,
     }
     return write_with_manifest(
         Path(out), rows, write_parquet, benchmark="deepscaler", dropped=dropped, extra=extra, **prov

@@ -11,6 +11,13 @@ Columns, as ``verl.utils.dataset.rl_dataset.RLHFDataset`` and verl's reward mana
 The id is the row's index in the source file at the pinned revision: DeepScaleR has no id column
 and holds some repeated problems, so a text hash would not be unique.
 
+Exact duplicates (the same problem text with the same normalised gold answer) are dropped, the
+first occurrence kept: a repeated problem would be sampled twice as often. Their number is logged
+and written to the manifest (``duplicates_dropped``); the 803-row subset holds 21. A problem
+repeated with a *different* gold answer is kept in both versions (one gold is wrong, or both
+spell the same value differently, and nothing here can tell which), counted in
+``conflicting_duplicates`` and logged with its rows.
+
 With a tokenizer, prompts longer than ``max_prompt_length`` tokens (the chat template applied
 with ``add_generation_prompt=True``, as verl measures them) are dropped, like verl's
 ``filter_overlong_prompts``; the number dropped is logged and written to the manifest.
@@ -56,6 +63,38 @@ def convert_deepscaler(
             }
         )
     return rows
+
+
+def drop_duplicates(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int, int]:
+    """``rows`` without exact duplicate problems (first kept), the number dropped, and the number
+    of rows that repeat a problem with another gold answer (kept)."""
+    golds: dict[str, dict[str, int]] = {}  # problem -> gold -> first source row
+    kept, dropped, conflicting = [], 0, 0
+    for row in rows:
+        problem = row["prompt"][0]["content"]
+        gold, index = row["reward_model"]["ground_truth"], row["extra_info"]["index"]
+        seen = golds.setdefault(problem, {})
+        if gold in seen:
+            dropped += 1
+            continue
+        if seen:
+            conflicting += 1
+            log.warning(
+                "source row %d repeats the problem of row(s) %s with another gold answer (%r vs "
+                "%s); both kept",
+                index,
+                sorted(seen.values()),
+                gold,
+                sorted(seen),
+            )
+        seen[gold] = index
+        kept.append(row)
+    log.info(
+        "dropped %d exact duplicate problems (same text and gold answer) of %d rows",
+        dropped,
+        len(rows),
+    )
+    return kept, dropped, conflicting
 
 
 def prompt_length(tokenizer: Any, messages: list[dict[str, str]]) -> int:
