@@ -14,7 +14,7 @@ import yaml
 from pacs.report.__main__ import main
 
 TABLE_STEMS = ["table1_pass1", "table2_6_passk", "table9_13_score_ablation", "table_beta_ablation",
-               "table3_diversity", "table_runtime"]
+               "table3_diversity", "table4_5_settings", "table_runtime"]
 FIGURE_STEMS = ["fig3_eval_curve", "fig4_beta_ablation", "fig5a_entropy",
                 "fig5b_pca_tiny_synthetic", "fig6_ood", "passk_curves_tiny"]
 
@@ -192,7 +192,7 @@ def test_latex_is_escaped(report_run) -> None:
     assert r"\begin{tabular}" in tex and r"$\pm$" in tex and r"76.24$^\dagger$" in tex
     body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
     assert re.search(r"(?<!\\)[_%#]", body) is None  # '&' is the column separator
-    assert r"Tables 2 \& 6" in body and r"paper\_numbers.md" in body
+    assert r"Tables 2 \& 6" in body and r"paper\_numbers.csv" in body
 
 
 # ------------------------------------------------------------------ other profiles and inputs
@@ -218,7 +218,9 @@ def test_empty_results_write_only_honest_outputs(tmp_path: Path, tiny_config: Pa
     (tmp_path / "empty").mkdir()
     main(["--config", str(tiny_config), "--results", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])
     files = {p.relative_to(tmp_path / "o").as_posix() for p in (tmp_path / "o").rglob("*") if p.is_file()}
-    assert files == {"README.md", "figures/fig6_ood.png", "figures/fig6_ood.pdf"}  # paper reference only
+    # The paper's reference bars, and the settings table (it reads only the config).
+    assert files == {"README.md", "figures/fig6_ood.png", "figures/fig6_ood.pdf",
+                     *(f"tables/table4_5_settings.{ext}" for ext in ("csv", "md", "tex"))}
     readme = (tmp_path / "o" / "README.md").read_text()
     assert readme.count("not produced:") == 12
 

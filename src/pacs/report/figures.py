@@ -144,12 +144,20 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
     if not have_beta & {r.name for r in beta_runs}:
         return "no pass@k or eval-curve results for the β-ablation runs (ablation: beta)"
     models = [m for m in ctx.models if m in set(passk["model"]) | set(curves["model"])]
-    fig, axes = new_figure(ncols=2, nrows=len(models))
+    curve_benches = {m: sorted(curves.loc[curves["model"] == m, "benchmark"].unique()) or [None]
+                     for m in models}
+    ncols = 1 + max(len(b) for b in curve_benches.values())
+    fig, axes = new_figure(ncols=ncols, nrows=len(models))
     for row, model in zip(axes, models):
         _beta_points(ctx, row[0], passk[passk["model"] == model], names)
-        _beta_curves(ctx, row[1], curves[curves["model"] == model], names)
         row[0].set_title(f"{ctx.model_label(model)}: pass@k vs β")
-        row[1].set_title(f"{ctx.model_label(model)}: pass@1 during training")
+        mc = curves[curves["model"] == model]
+        for ax, bench in zip(row[1:], curve_benches[model]):
+            _beta_curves(ctx, ax, mc[mc["benchmark"] == bench] if bench else mc, names)
+            where = f"\n{benchmark_label(bench)}" if bench else ""
+            ax.set_title(f"{ctx.model_label(model)}: pass@1 during training{where}")
+        for ax in row[1 + len(curve_benches[model]):]:
+            ax.set_visible(False)
     mini = (ctx.cfg.get("train") or {}).get("mini_batches", "not set")
     fig.suptitle("Fig. 4: β ablation (paper: β = 1; its sweep values are not legible in our copy)\n"
                  f"train.mini_batches = {mini} updates per rollout; with 1 the β ablation is a "
@@ -173,7 +181,8 @@ def _beta_points(ctx: ReportContext, ax, passk: pd.DataFrame, names: dict[str, R
     betas = sorted(sel["beta"].unique())
     ax.set_xticks(betas, [f"{b:g}" for b in betas])
     ax.set(xlabel="β", ylabel="pass@k (%)")
-    ax.legend(title=None)
+    # Below the panel, never over the points (one entry per benchmark and per k).
+    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncols=2, title=None)
 
 
 def _beta_curves(ctx: ReportContext, ax, curves: pd.DataFrame, names: dict[str, RunInfo]) -> None:
@@ -183,13 +192,12 @@ def _beta_curves(ctx: ReportContext, ax, curves: pd.DataFrame, names: dict[str, 
     df = curves.assign(pass_at_1=curves["pass_at_1"] * 100.0)
     df["series"] = df["run"].map(lambda r: f"β = {_beta_of(names[r]):g}")
     order = sorted(df["series"].unique(), key=lambda s: float(s.split("=")[1]))
-    many = df["benchmark"].nunique() > 1
-    sns.lineplot(data=df.assign(benchmark=df["benchmark"].map(benchmark_label)), x="step",
-                 y="pass_at_1", hue="series", hue_order=order, style="benchmark" if many else None,
+    sns.lineplot(data=df, x="step", y="pass_at_1", hue="series", hue_order=order,
                  palette=sns.color_palette("Blues_d", len(order)), errorbar="sd", marker="o",
                  markersize=3, ax=ax)
-    ax.set(xlabel="training step", ylabel="held-out pass@1 (%)")
-    ax.legend(title=None)
+    ax.set(xlabel="training step", ylabel="pass@1 (%)")
+    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(3, len(order)),
+                    title=None)
 
 
 # ============================================================================ Fig. 5b: PCA

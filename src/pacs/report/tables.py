@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .context import ReportContext, RunInfo, fmt_mean_std, seed_stats, seeds_text
+from .context import BASE_RUN, ReportContext, RunInfo, fmt_mean_std, seed_stats, seeds_text
 from .outputs import OutputLog
-from .paper import PaperRef, lookup
+from .paper import PaperRef, lookup, paper_model_for
 from .render import Section, TableDoc
 from .style import INFERRED_MARK, benchmark_label
 
@@ -196,8 +196,10 @@ def table1(ctx: ReportContext) -> TableDoc | None:
             return lookup(ctx.paper, model=_ref.model, benchmark=bench, method=run.paper_method,
                           k=1, tables=T1_TABLES)
 
-        section, hits = grid_section(f"{ctx.model_label(model)}", runs, columns,
-                                     cells_from_stats(stats, "benchmark"), paper_cell, ref)
+        section, hits = grid_section(f"{ctx.model_label(model)} ({_sample_text(sub)})", runs,
+                                     columns, cells_from_stats(stats, "benchmark"), paper_cell, ref)
+        gains = _gain_rows(ctx, runs, columns, stats, ref, paper_avg_ok)
+        section.frame = pd.concat([section.frame, gains], ignore_index=True)
         sections.append(section)
         long_rows += _long_rows(model, "", stats, per_seed, sub.drop_duplicates(["run", "seed", "benchmark"]),
                                 hits, ref, ctx, k_col="benchmark")
@@ -209,10 +211,63 @@ def table1(ctx: ReportContext) -> TableDoc | None:
     notes.append("Avg. = mean over the in-domain benchmarks of each seed (a seed counts only when it "
                  "has all of them), then mean ± std across seeds; the paper's Avg. is shown only "
                  "when our benchmarks are its five (MATH500, AMC23, AIME24, AIME25, BeyondAIME).")
+    notes.append("'<method> − Base' rows: the method's mean pass@1 minus the base model's, in points; "
+                 "the paper's Table 1 prints this gain under each PACS row.")
+    paper_t1 = _paper_table1(ctx)
+    if paper_t1 is not None:
+        sections.append(paper_t1)
     caption = "pass@1 in %, mean ± sample std across seeds; 'seeds' = number of seeds per row."
     return TableDoc("table1_pass1", "Table 1: pass@1 per benchmark", caption, sections,
                     pd.DataFrame(long_rows, columns=PASSK_CSV_COLUMNS), notes,
                     "Table 1: pass@1 per benchmark and Avg., base vs methods, paper beside ours")
+
+
+def _gain_rows(ctx: ReportContext, runs: list[RunInfo], columns: list[tuple[object, str]],
+               stats: pd.DataFrame, ref: PaperRef, paper_avg_ok: bool) -> pd.DataFrame:
+    """Per RL run: its mean pass@1 minus the base model's per column, then the paper's gain row."""
+    means = {(r["run"], r["benchmark"]): r["mean"] for _, r in stats.iterrows()}
+    rows = []
+    for run in runs:
+        if run.name == BASE_RUN:
+            continue
+        ours = [_gain(means.get((run.name, key)), means.get((BASE_RUN, key))) for key, _ in columns]
+        if all(g is None for g in ours):
+            continue
+        rows.append([f"{run.label} − Base", "", *[_signed(g) for g in ours]])
+        paper = [None if key == "avg" and not paper_avg_ok else
+                 lookup(ctx.paper, model=ref.model, benchmark=key, method=run.paper_method, k=1,
+                        tables=["Table 1"], metric="pass_at_k_gain") for key, _ in columns]
+        if any(paper):
+            rows.append([f"{ref.label(['Table 1'])}: gain", "",
+                         *[_signed(h["value"]) if h else "–" for h in paper]])
+    return pd.DataFrame(rows, columns=["Method", "seeds", *[h for _, h in columns]])
+
+
+def _gain(run_mean: float | None, base_mean: float | None) -> float | None:
+    if run_mean is None or base_mean is None or pd.isna(run_mean) or pd.isna(base_mean):
+        return None
+    return float(run_mean - base_mean)
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.2f}"
+
+
+def _paper_table1(ctx: ReportContext) -> Section | None:
+    """The paper's whole Table 1 (every model, in its order), so ours can be read against it."""
+    t1 = ctx.paper[ctx.paper["table"] == "Table 1"]
+    if t1.empty:
+        return None
+    rows = []
+    for name, part in t1.groupby("paper_row", sort=False):
+        values = {r["benchmark"]: r["value"] for _, r in part.iterrows()}
+        gain = (part["metric"] == "pass_at_k_gain").all()
+        fmt = _signed if gain else (lambda v: f"{v:.2f}")
+        rows.append([name, *[fmt(values[b]) if b in values else "–"
+                             for b in (*PAPER_BENCHMARKS, "avg")]])
+    header = ["Model (paper)", *[benchmark_label(b) for b in PAPER_BENCHMARKS], "Avg."]
+    return Section("The paper's Table 1, every row (third-party models are the paper's numbers, "
+                   "not run here)", pd.DataFrame(rows, columns=header))
 
 
 def _seed_average(sub: pd.DataFrame, benches: list[str]) -> pd.DataFrame:
@@ -319,6 +374,87 @@ def table3(ctx: ReportContext) -> TableDoc | None:
                     "Table 3: diversity score D per method and benchmark")
 
 
+# ============================================================================ Tables 4-5: settings
+
+# The paper's App. C settings (Tables 4-5): (section, setting, our config key, paper value, source).
+APP_C = [
+    ("training", "prompts per step (train batch)", "train.prompts_per_step", 1024, "App. C"),
+    ("training", "responses per prompt (rollout n)", "train.group_size", 8, "App. C"),
+    ("training", "mini-batch (prompts)", "train.mini_batch_size", 256, "App. C"),
+    ("training", "updates per rollout", "train.mini_batches", 4, "App. C: 1024 / 256"),
+    ("training", "micro-batch per GPU (responses)", "train.micro_batch_per_gpu", 8, "App. C"),
+    ("training", "max prompt length (tokens)", "train.max_prompt_length", 1024, "App. C"),
+    ("training", "filter overlong prompts", "train.filter_overlong_prompts", True, "App. C"),
+    ("training", "max response length (tokens)", "train.max_new_tokens", 8192, "App. C"),
+    ("training", "actor learning rate", "train.lr", 1.0e-6, "App. C"),
+    ("training", "KL loss coefficient", "train.kl_coef", 0.0, "App. C: no KL loss"),
+    ("training", "PPO critic learning rate", "method_defaults.ppo.critic_lr", 1.0e-5,
+     "the official PPO script"),
+    ("training", "PACS β", "method_defaults.pacs.beta", 1.0, "§3, Fig. 4"),
+    ("training", "PACS score function", "method_defaults.pacs.score", "rloo", "§3"),
+    ("evaluation", "samples per problem (n)", "eval.n_samples", None,
+     "not legible in the paper; the official code samples 256"),
+    ("evaluation", "temperature", "eval.temperature", 0.6, "App. C"),
+    ("evaluation", "top-p", "eval.top_p", 0.95, "App. C"),
+    ("evaluation", "max new tokens", "eval.max_new_tokens", 8192, "App. C"),
+    ("evaluation", "engine", "eval.backend", "vllm", "App. C"),
+]
+PAPER_STEPS = {"Qwen3-4B": 120, "Qwen3-8B": 320}  # App. C
+SETTINGS_CSV_COLUMNS = ["section", "setting", "config_key", "ours", "paper", "paper_source"]
+
+
+def _config_value(cfg: dict, key: str):
+    node = cfg
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _setting_text(value) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def table4_5(ctx: ReportContext) -> TableDoc:
+    """Tables 4-5: this config's training and evaluation settings beside the paper's (App. C)."""
+    records = [(section, setting, key, _config_value(ctx.cfg, key), paper, source)
+               for section, setting, key, paper, source in APP_C]
+    for model in ctx.models:
+        key = f"models.{model}.steps"
+        ours = _config_value(ctx.cfg, key)
+        if ours is None:
+            key, ours = "train.steps", _config_value(ctx.cfg, "train.steps")
+        mapped = paper_model_for(ctx.cfg, model)
+        paper = PAPER_STEPS.get(mapped) if mapped else None
+        source = (f"App. C ({mapped})" if paper is not None else
+                  "App. C: 120 (Qwen3-4B), 320 (Qwen3-8B)")
+        records.insert(len([r for r in records if r[0] == "training"]),
+                       ("training", f"training steps, {model}", key, ours, paper, source))
+    sections = []
+    for name in ("training", "evaluation"):
+        rows = [[setting, _setting_text(ours), "–" if paper is None else _setting_text(paper), source]
+                for section, setting, _, ours, paper, source in records if section == name]
+        sections.append(Section(f"{name} settings", pd.DataFrame(
+            rows, columns=["Setting", f"ours ({ctx.profile})", "paper", "paper source"])))
+    data = pd.DataFrame([[sec, setting, key, _setting_text(ours),
+                          "–" if paper is None else _setting_text(paper), source]
+                         for sec, setting, key, ours, paper, source in records],
+                        columns=SETTINGS_CSV_COLUMNS)
+    caption = (f"The settings of this config ({ctx.config_path or 'config'}) beside the paper's "
+               "hyper-parameters (App. C, Tables 4-5); 'not set' = the key is absent from this "
+               "config (the engine's default applies).")
+    return TableDoc("table4_5_settings", "Tables 4-5: hyper-parameters, ours beside the paper's",
+                    caption, sections, data, [ctx.ablation_note(_main_pacs(ctx))],
+                    "Tables 4-5: training and evaluation settings of this config beside App. C's")
+
+
 # ============================================================================ run time
 
 TIME_PARTS = ("time_generate", "time_reward", "time_reference", "time_update")
@@ -383,6 +519,7 @@ TABLES: list[tuple[str, Callable[[ReportContext], TableDoc | None], str]] = [
     ("Tables 9-13 (table9_13_score_ablation)", table9_13, "no pass@k results for the score-ablation runs (ablation: score) and the main PACS run"),
     ("β ablation table (table_beta_ablation)", table_beta, "no pass@k results for the β-ablation runs (ablation: beta) and the main PACS run"),
     ("Table 3 (table3_diversity)", table3, "no diversity results (diversity/*/*.json) for runs of this config"),
+    ("Tables 4-5 (table4_5_settings)", table4_5, "never skipped: it reads only the config"),
     ("run-time table (table_runtime)", table_runtime, "no metrics.jsonl with time_total (train/*/*/seed*/metrics.jsonl)"),
 ]
 
@@ -400,6 +537,7 @@ __all__ = [
     "table1",
     "table2_6",
     "table3",
+    "table4_5",
     "table7_8",
     "table9_13",
     "table_beta",
