@@ -7,7 +7,7 @@ CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint
+.PHONY: setup test test-fast reproduce smoke lint fetch
 
 setup: $(VENV)/.installed
 
@@ -36,3 +36,8 @@ smoke: setup
 
 lint: setup
 	$(BIN)/snakemake --lint
+
+## Paper scale: every download (hub models and embedder, DeepScaleR, benchmarks) on this host,
+## which needs internet; the compute jobs of `snakemake --profile slurm` then run offline.
+fetch: setup
+	$(BIN)/snakemake --profile slurm fetch

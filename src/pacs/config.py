@@ -14,6 +14,15 @@ import yaml
 METHODS = ("pacs", "grpo", "ppo")
 RUN_META_KEYS = ("method", "ablation", "label", "models", "nnodes")
 
+# Both engines read train.grad_clip through grad_clip(), so a config that omits it trains the same
+# way on either: clipped at 1.0 (verl's own actor default; docs/design.md §2.9).
+DEFAULT_GRAD_CLIP = 1.0
+# Qwen3's chat template thinks unless told otherwise, and verl renders training prompts with its
+# data.apply_chat_template_kwargs = {} by default: thinking on (see configs/paper.yaml).
+DEFAULT_ENABLE_THINKING = True
+# Set on compute jobs, whose inputs are all local files (README, "Paper scale").
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """Read a YAML profile config; raise ValueError naming the file when it is not a mapping."""
@@ -54,3 +63,30 @@ def seeds_for(cfg: dict[str, Any], run: dict[str, Any]) -> list[int]:
     seeds = cfg.get("seeds") or {}
     key = "main" if run.get("ablation", "main") == "main" else "ablation"
     return list(seeds.get(key, [0]))
+
+
+def grad_clip(train: dict[str, Any]) -> float:
+    """Max gradient norm from ``train.grad_clip``: DEFAULT_GRAD_CLIP when the key is missing;
+    ``null`` or a value <= 0 means no clipping (an infinite norm)."""
+    value = train.get("grad_clip", DEFAULT_GRAD_CLIP)
+    if value is None:
+        return float("inf")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"train.grad_clip must be a number or null, got {value!r}")  # noqa: TRY004 (bad config value)
+    return float(value) if value > 0 else float("inf")
+
+
+def enable_thinking(cfg: dict[str, Any]) -> bool:
+    """``prompt.enable_thinking``: the chat-template switch shared by training and evaluation."""
+    value = (cfg.get("prompt") or {}).get("enable_thinking", DEFAULT_ENABLE_THINKING)
+    if not isinstance(value, bool):
+        raise ValueError(f"prompt.enable_thinking must be true or false, got {value!r}")  # noqa: TRY004 (bad config value)
+    return value
+
+
+def model_source(model_cfg: dict[str, Any]) -> str:
+    """Where a model's weights are read from: ``path`` (a local folder) when set, else ``hf_id``."""
+    source = model_cfg.get("path") or model_cfg.get("hf_id")
+    if not source:
+        raise ValueError(f"model entry {model_cfg!r} needs `path` or `hf_id`")
+    return str(source)

@@ -69,12 +69,17 @@ def test_tiny_dry_run_covers_the_matrix():
 
 
 @pytest.fixture(scope="module")
-def paper_dry_run() -> list[dict]:
+def paper_dry_run_text() -> str:
     if not (REPO / "configs" / "paper.yaml").exists():
         pytest.fail("configs/paper.yaml is missing")
     result = snakemake("-n", "--profile", "slurm")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return dry_run_jobs(result.stdout)
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def paper_dry_run(paper_dry_run_text) -> list[dict]:
+    return dry_run_jobs(paper_dry_run_text)
 
 
 def test_paper_dry_run_lists_every_training_job(paper_dry_run):
@@ -104,13 +109,100 @@ def test_paper_dry_run_evaluates_every_model_and_benchmark(paper_dry_run):
 
 
 def test_paper_gpu_jobs_carry_slurm_gpu_resources(paper_dry_run):
-    for rule in ("train_verl", "generate", "diversity"):
+    for rule in ("generate", "diversity"):
         jobs = [j for j in paper_dry_run if j["rule"] == rule]
         assert jobs, rule
         for job in jobs:
             res = job["resources"]
             assert int(res["gpu"]) >= 1 and res["gpu_model"] == "h200", (rule, res)
             assert "cpus_per_gpu" in res and "runtime" in res and "mem_mb" in res, (rule, res)
-    for job in paper_dry_run:
-        if job["rule"] == "train_verl":
-            assert int(job["resources"]["nodes"]) >= 1
+    # Training asks for GPUs per node (--gres), never a job total (tests/verl_plugin/test_slurm_submit.py).
+    cfg = load_config(REPO / "configs" / "paper.yaml")
+    for job in (j for j in paper_dry_run if j["rule"] == "train_verl"):
+        res = job["resources"]
+        assert res["gres"] == "gpu:h200:8" and "gpu" not in res, res
+        assert int(res["nodes"]) == cfg["models"][job["wildcards"]["model"]]["nnodes"], job
+
+
+# ------------------------------------------------------------------ compute nodes without internet
+
+DOWNLOAD_STAGES = ("python -m pacs.fetch", "python -m pacs.data prepare-")
+
+
+def _local_rules(configfile: Path) -> tuple[set[str], dict[str, str]]:
+    """(local rule names, rule -> shell command) of the real Snakefile with this config."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings()) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(),
+            config_settings=ConfigSettings(configfiles=[configfile]),
+            snakefile=REPO / "Snakefile",
+            workdir=REPO,
+        )._workflow
+        return set(workflow._localrules), {r.name: r.shellcmd or "" for r in workflow.rules}
+
+
+def test_every_download_runs_in_a_local_rule():
+    local, shell = _local_rules(REPO / "configs" / "paper.yaml")
+    downloads = {name for name, cmd in shell.items() if cmd.startswith(DOWNLOAD_STAGES)}
+    assert {"fetch_hub", "prepare_train", "prepare_eval"} <= downloads
+    assert downloads <= local, downloads - local
+    assert {"train_verl", "generate", "diversity", "merge_verl_checkpoint"}.isdisjoint(local)
+
+
+def test_paper_compute_jobs_name_no_hub_id(paper_dry_run_text):
+    """Models and the embedder reach compute jobs as folders filled by fetch_hub."""
+    cfg = load_config(REPO / "configs" / "paper.yaml")
+    hub_ids = [m["hf_id"] for m in cfg["models"].values()] + [cfg["diversity"]["embedder"]]
+    fetched = set(re.findall(r"python -m pacs\.fetch --repo-id (\S+)", paper_dry_run_text))
+    assert fetched == set(hub_ids)
+    for block in re.split(r"\n(?=rule \S+:\n)", paper_dry_run_text):
+        command = re.search(r"^Shell command: (.*)$", block, re.MULTILINE)
+        if command and not command.group(1).startswith(DOWNLOAD_STAGES):
+            assert not any(h in command.group(1) for h in hub_ids), command.group(1)
+    assert "--model results/paper/hub/qwen3_8b " in paper_dry_run_text  # base-model evaluation
+    assert "--embedder results/paper/hub/diversity-embedder " in paper_dry_run_text
+
+
+def test_training_reads_the_fetched_model(tmp_path, capsys):
+    """The resolved config the rules hand to the launcher points at the fetched folder, and the
+    launcher gives verl that folder (absolute) instead of the hub id."""
+    from pacs.verl_plugin import train
+
+    result = snakemake(
+        "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+        "--configfile", str(REPO / "configs" / "paper.yaml"), "--list-rules",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    resolved = load_config(tmp_path / "results" / "paper" / "config.yaml")
+    assert resolved["models"]["qwen3_8b"]["path"] == "results/paper/hub/qwen3_8b"
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert train.main(["--dry-run", "--device", "cuda", "--config", "results/paper/config.yaml",
+                           "--run", "ppo", "--model", "qwen3_8b", "--ray-address", "h:1"]) == 0
+    finally:
+        os.chdir(cwd)
+    line = capsys.readouterr().out
+    local = tmp_path / "results" / "paper" / "hub" / "qwen3_8b"
+    assert f"actor_rollout_ref.model.path={local}" in line
+    assert f"critic.model.path={local}" in line
+    assert "Qwen/Qwen3-8B" not in line
+
+
+def test_compute_jobs_switch_the_hub_off():
+    """Jobs on compute nodes (Snakemake's remote mode, as the slurm executor runs them) get
+    OFFLINE_ENV; the submitting process, which runs the downloads, does not."""
+    from pacs.config import OFFLINE_ENV
+
+    target = "results/paper/data/eval/aime24.jsonl"
+    args = (target, "-n", "--cores", "1", "--configfile", "configs/paper.yaml")
+    remote = snakemake(*args, "--mode", "remote")
+    local = snakemake(*args)
+    assert remote.returncode == 0 and local.returncode == 0, remote.stderr[-2000:]
+    message = "compute job: hub access off (" + " ".join(f"{k}={v}" for k, v in OFFLINE_ENV.items())
+    assert message in remote.stdout + remote.stderr
+    assert "hub access off" not in local.stdout + local.stderr
+    assert set(OFFLINE_ENV) == {"HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"}

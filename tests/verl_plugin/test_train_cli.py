@@ -30,6 +30,7 @@ SLURM_VARS = (
     "SLURM_GPUS_ON_NODE",
     "SLURM_GPUS_PER_NODE",
     "SLURM_JOB_GPUS",
+    "SLURM_CPUS_ON_NODE",
 )
 DRY_CASES = [
     (p, r, m)
@@ -46,7 +47,9 @@ def no_slurm(monkeypatch):
 
 
 def _dry_run(capsys, *args) -> list[list[str]]:
-    assert train.main(["--dry-run", *map(str, args)]) == 0
+    """The launcher's dry-run lines; on the GPU cluster's device unless the test names one."""
+    device = [] if "--device" in args else ["--device", "cuda"]
+    assert train.main(["--dry-run", *device, *map(str, args)]) == 0
     return [shlex.split(line) for line in capsys.readouterr().out.strip().splitlines()]
 
 
@@ -254,10 +257,11 @@ class _Spawner:
     """Stands in for Popen: records the srun commands, runs a harmless sleeper per command."""
 
     def __init__(self):
-        self.commands, self.procs = [], []
+        self.commands, self.envs, self.procs = [], [], []
 
-    def __call__(self, cmd):
+    def __call__(self, cmd, env=None):
         self.commands.append(cmd)
+        self.envs.append(env)
         proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         self.procs.append(proc)
         return proc

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from pacs.config import resolve_run, seeds_for
+from snakemake.logging import logger
+
+from pacs.config import OFFLINE_ENV, enable_thinking, model_source, resolve_run, seeds_for
 
 PROFILE = config["profile"]
 ENGINE = config["engine"]
@@ -21,6 +23,75 @@ RUNS = {name: resolve_run(config, name) for name in config["runs"]}
 BENCHMARKS = list(DATA["benchmarks"])
 DIVERSITY_BENCHMARKS = list(DATA.get("diversity_benchmarks", []))
 SYNTHETIC = "synthetic"
+
+
+# ------------------------------------------------------------------ downloads and offline mode
+# Compute nodes may have no internet. Every download happens in a local rule, on the host that
+# runs snakemake: benchmark files (prepare_eval), the training set (prepare_train), and each hub
+# snapshot a compute job reads (fetch_hub): a verl model without a local `path` is fetched into
+# RES/hub/<model>, which then becomes its `path`, and a hub embedder likewise. Compute jobs thus
+# read local files only and run with the hub switched off (OFFLINE_ENV), so a forgotten download
+# fails at once instead of hanging. `make fetch` runs just the downloads.
+EMBEDDER = "diversity-embedder"
+
+
+def hub_dir(name) -> str:
+    return f"{RES}/hub/{name}"
+
+
+def hub_marker(name) -> str:
+    return f"{hub_dir(name)}/fetch.json"
+
+
+def hub_downloads() -> dict:
+    """name -> {repo_id, revision} of every hub snapshot a compute job reads."""
+    found = {}
+    if ENGINE == "verl":
+        for model, spec in config["models"].items():
+            if not spec.get("path"):
+                found[model] = {"repo_id": model_source(spec), "revision": spec.get("revision")}
+    embedder = config["diversity"]["embedder"]
+    if DIVERSITY_BENCHMARKS and "/" in embedder and not Path(embedder).is_dir():
+        found[EMBEDDER] = {
+            "repo_id": embedder, "revision": config["diversity"].get("embedder_revision")
+        }
+    return found
+
+
+HUB = hub_downloads()
+for _model in MODELS:
+    if _model in HUB:
+        config["models"][_model]["path"] = hub_dir(_model)  # what training and evaluation read
+
+if workflow.remote_exec:  # a job on a compute node (the slurm executor's sbatch/srun)
+    os.environ.update(OFFLINE_ENV)
+    logger.info(f"compute job: hub access off ({' '.join(f'{k}={v}' for k, v in OFFLINE_ENV.items())})")
+
+
+def fetch_args(wildcards) -> str:
+    spec = HUB[wildcards.name]
+    return f"--repo-id {spec['repo_id']}" + (f" --revision {spec['revision']}" if spec["revision"] else "")
+
+
+def model_download(wildcards) -> list[str]:
+    """The fetch marker of the job's model, when that model comes from the hub."""
+    return [hub_marker(wildcards.model)] if wildcards.model in HUB else []
+
+
+def embedder_download(wildcards=None) -> list[str]:
+    return [hub_marker(EMBEDDER)] if EMBEDDER in HUB else []
+
+
+def embedder_arg(wildcards=None) -> str:
+    return hub_dir(EMBEDDER) if EMBEDDER in HUB else config["diversity"]["embedder"]
+
+
+def all_downloads() -> list[str]:
+    """Everything `make fetch` prepares: hub snapshots, the training set, the benchmark files."""
+    files = [hub_marker(name) for name in HUB]
+    if ENGINE == "verl":
+        files.append(f"{RES}/data/train.parquet")
+    return files + [benchmark_file(b) for b in BENCHMARKS]
 
 
 def write_resolved_config() -> str:
@@ -145,11 +216,11 @@ def base_model_dir(model) -> str:
 
 
 def base_model_arg(model) -> str:
-    """Tiny: the SFT warm-up folder; paper: the hub id (or local path) of the base model."""
+    """Tiny: the SFT warm-up folder; paper: the base model's local folder (models.<m>.path, or
+    the one fetch_hub fills)."""
     if ENGINE == "tiny":
         return base_model_dir(model)
-    spec = config["models"][model]
-    return spec.get("path") or spec["hf_id"]
+    return model_source(config["models"][model])
 
 
 def trained_model_dir(model, run, seed) -> str:
@@ -159,7 +230,9 @@ def trained_model_dir(model, run, seed) -> str:
 
 def eval_model_input(wildcards) -> list[str]:
     if wildcards.run == "base":
-        return [f"{base_model_dir(wildcards.model)}/sft_summary.json"] if ENGINE == "tiny" else []
+        if ENGINE == "tiny":
+            return [f"{base_model_dir(wildcards.model)}/sft_summary.json"]
+        return model_download(wildcards)
     return [f"{train_dir(wildcards.model, wildcards.run, wildcards.seed)}/summary.json"]
 
 
@@ -183,7 +256,8 @@ def generate_args(wildcards=None) -> str:
     )
     if EVAL.get("limit"):
         args += f" --limit {EVAL['limit']}"
-    return args
+    # The same chat-template switch as training (verl data.apply_chat_template_kwargs).
+    return args + (" --enable-thinking" if enable_thinking(config) else " --no-enable-thinking")
 
 
 def passk_args(wildcards) -> str:
@@ -216,10 +290,13 @@ def diversity_labels(wildcards) -> str:
 def train_source_args(wildcards=None) -> str:
     """DeepScaleR from a local file when data.train_path is set, else the pinned HF dataset;
     overlong prompts are filtered with the first model's tokenizer (App. C: max prompt 1024)."""
-    first = config["models"][MODELS[0]]
-    tokenizer = first.get("path") or first["hf_id"]
+    tokenizer = model_source(config["models"][MODELS[0]])
     source = f"--source local --path {DATA['train_path']}" if DATA.get("train_path") else "--source hf"
     return f"{source} --tokenizer {tokenizer} --max-prompt-length {config['train']['max_prompt_length']}"
+
+
+def train_tokenizer_download(wildcards=None) -> list[str]:
+    return [hub_marker(MODELS[0])] if MODELS[0] in HUB else []
 
 
 def benchmark_input(wildcards) -> str:

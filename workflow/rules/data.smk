@@ -1,4 +1,29 @@
-# Data: the synthetic task (tiny), benchmark files, and the DeepScaleR training set (paper).
+# Data: the synthetic task (tiny), benchmark files, the DeepScaleR training set (paper), and the
+# hub snapshots compute jobs read. Every download is a local rule (common.smk, "downloads").
+
+
+rule fetch:
+    """`make fetch`: every download, nothing else (run on a host with internet)."""
+    input:
+        all_downloads(),
+    localrule: True
+
+
+rule fetch_hub:
+    output:
+        f"{RES}/hub/{{name}}/fetch.json",
+    params:
+        args=fetch_args,
+        out=output_dir,
+    localrule: True
+    conda:
+        ENV_FILE
+    log:
+        f"{RES}/logs/data/fetch_{{name}}.log",
+    benchmark:
+        f"{RES}/benchmarks/data/fetch_{{name}}.tsv"
+    shell:
+        "python -m pacs.fetch {params.args} --out {params.out} > {log} 2>&1"
 
 
 rule prepare_synthetic:

@@ -3,13 +3,14 @@
 
 rule diversity:
     input:
-        diversity_inputs,
+        graded=diversity_inputs,
+        embedder=embedder_download,
     output:
         json=f"{RES}/diversity/{{model}}/{{benchmark}}.json",
         pca=f"{RES}/diversity/{{model}}/{{benchmark}}.pca.csv",
     params:
         labels=diversity_labels,
-        embedder=config["diversity"]["embedder"],
+        embedder=embedder_arg,
     conda:
         ENV_FILE
     log:
@@ -18,6 +19,6 @@ rule diversity:
         f"{RES}/benchmarks/diversity/{{model}}/{{benchmark}}.tsv"
     threads: THREADS
     shell:
-        "python -m pacs.evaluation.diversity --graded {input} --labels {params.labels} "
+        "python -m pacs.evaluation.diversity --graded {input.graded} --labels {params.labels} "
         "--benchmark {wildcards.benchmark} --embedder {params.embedder} --out-json {output.json} "
         "--out-pca {output.pca} --threads {threads} > {log} 2>&1"

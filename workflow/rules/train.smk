@@ -77,10 +77,13 @@ if ENGINE == "tiny":
 else:
 
     rule prepare_train:
+        input:
+            train_tokenizer_download,
         output:
             f"{RES}/data/train.parquet",
         params:
             source=train_source_args,
+        localrule: True  # downloads DeepScaleR: compute nodes may have no internet
         conda:
             ENV_FILE
         log:
@@ -93,6 +96,7 @@ else:
     rule train_verl:
         input:
             train=f"{RES}/data/train.parquet",
+            model=model_download,
         output:
             summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
         params:

@@ -2,7 +2,7 @@
 
 ``python -m pacs.evaluation.generate --model DIR --benchmark-file B.jsonl --out samples.jsonl
 --backend {hf,vllm} --n N --temperature T --top-p P --max-new-tokens M --seed S
-[--batch-size SEQS] [--limit K] [--threads T] [--device DEV]``
+[--batch-size SEQS] [--limit K] [--threads T] [--device DEV] [--enable-thinking | --no-enable-thinking]``
 
 Backends:
 
@@ -14,7 +14,9 @@ Backends:
   problems from (S, index of the chunk's first problem).
 
 Prompts are the row's ``prompt`` messages rendered with the model tokenizer's chat template
-(``add_generation_prompt=True``).
+(``add_generation_prompt=True``, plus ``enable_thinking`` when given: config ``prompt.enable_thinking``,
+the same switch verl's ``data.apply_chat_template_kwargs`` gets in training, so a Qwen3 model is
+evaluated in the mode it was trained in).
 
 Chunks and resuming. Problems (in benchmark-file order, after ``--limit``) are cut into chunks of
 ``max(1, batch_size // n)`` consecutive problems at fixed positions (problem index // chunk size),
@@ -75,10 +77,15 @@ def problem_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
 
 
-def render_prompt(tokenizer, messages: list[dict]) -> str:
-    """The chat-template text of a prompt, ending with the assistant generation prompt."""
+def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> str:
+    """The chat-template text of a prompt, ending with the assistant generation prompt.
+
+    ``enable_thinking`` reaches the template as a variable (Qwen3 reads it; None leaves the
+    template's own default), exactly as verl passes ``data.apply_chat_template_kwargs``.
+    """
     msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    kwargs = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
+    return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
 
 
 def split_generated(tokens: Sequence[int], eos_ids: set[int]) -> tuple[list[int], str, int]:
@@ -101,7 +108,11 @@ class HFBackend:
     """transformers ``generate`` on CPU or one GPU."""
 
     def __init__(
-        self, model_dir: str, batch_size: int = DEFAULT_BATCH["hf"], device: str | None = None
+        self,
+        model_dir: str,
+        batch_size: int = DEFAULT_BATCH["hf"],
+        device: str | None = None,
+        enable_thinking: bool | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -118,6 +129,7 @@ class HFBackend:
         )
         self.eos_ids = self._eos_ids()
         self.batch_size = batch_size
+        self.enable_thinking = enable_thinking
 
     def _eos_ids(self) -> set[int]:
         ids = self.model.generation_config.eos_token_id
@@ -137,7 +149,9 @@ class HFBackend:
         self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
     ) -> list[list[Sample]]:
         self.torch.manual_seed(problem_seed(cfg.seed, problems[0][0]))
-        texts = [render_prompt(self.tok, row["prompt"]) for _, row in problems]
+        texts = [
+            render_prompt(self.tok, row["prompt"], self.enable_thinking) for _, row in problems
+        ]
         seqs = [t for t in texts for _ in range(cfg.n)]
         flat: list[Sample] = []
         for start in range(0, len(seqs), self.batch_size):
@@ -188,6 +202,7 @@ class VLLMBackend:
         batch_size: int = DEFAULT_BATCH["vllm"],
         gpu_memory_utilization: float = 0.9,
         tensor_parallel_size: int = 1,
+        enable_thinking: bool | None = None,
     ):
         from transformers import AutoTokenizer
         from vllm import LLM, SamplingParams
@@ -204,6 +219,7 @@ class VLLMBackend:
             model_dir
         )  # the chat template, as in the hf backend
         self.batch_size = batch_size
+        self.enable_thinking = enable_thinking
 
     def chunk_size(self, n: int) -> int:
         return max(1, self.batch_size // n)
@@ -211,7 +227,9 @@ class VLLMBackend:
     def generate(
         self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
     ) -> list[list[Sample]]:
-        prompts = [render_prompt(self.tok, row["prompt"]) for _, row in problems]
+        prompts = [
+            render_prompt(self.tok, row["prompt"], self.enable_thinking) for _, row in problems
+        ]
         params = [
             self.SamplingParams(
                 n=cfg.n,
@@ -248,10 +266,11 @@ def make_backend(
     device: str | None,
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
+    enable_thinking: bool | None = None,
 ) -> Backend:
     batch = batch_size or DEFAULT_BATCH[name]
     if name == "hf":
-        return HFBackend(model, batch_size=batch, device=device)
+        return HFBackend(model, batch_size=batch, device=device, enable_thinking=enable_thinking)
     if name == "vllm":
         return VLLMBackend(
             model,
@@ -259,6 +278,7 @@ def make_backend(
             batch_size=batch,
             gpu_memory_utilization=gpu_memory_utilization,
             tensor_parallel_size=tensor_parallel_size,
+            enable_thinking=enable_thinking,
         )
     raise ValueError(f"unknown backend {name!r}; choose hf or vllm")
 
@@ -470,6 +490,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default=None, help="hf: cpu | cuda[:i] (default: cuda if available)")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm")
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
+    p.add_argument(
+        "--enable-thinking",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="chat-template enable_thinking (config prompt.enable_thinking); "
+        "unset: the template's default",
+    )
     args = p.parse_args(argv)
     for name in ("n", "max_new_tokens", "batch_size", "limit", "threads"):
         v = getattr(args, name)
@@ -501,12 +528,14 @@ def main(argv: Sequence[str] | None = None) -> Path:
         device=args.device,
         gpu_memory_utilization=args.gpu_memory_utilization,
         tensor_parallel_size=args.tensor_parallel_size,
+        enable_thinking=args.enable_thinking,
     )
     model_id = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
     meta = {
         "model": model_id,
         "backend": args.backend,
         "benchmark_file": str(args.benchmark_file.resolve()),
+        "enable_thinking": args.enable_thinking,
     }
     return run_generation(
         backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta

@@ -62,7 +62,7 @@ from tqdm import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs import core_algos
-from pacs.config import load_config, resolve_run
+from pacs.config import grad_clip, load_config, resolve_run
 from pacs.fingerprint import (
     ON_MISMATCH,
     FingerprintMismatch,
@@ -152,7 +152,7 @@ class Settings:
             temperature=t.get("temperature", 1.0),
             lr=t["lr"],
             weight_decay=t.get("weight_decay", 0.01),  # verl's actor/critic AdamW default
-            grad_clip=t.get("grad_clip"),
+            grad_clip=grad_clip(t),  # one default for both engines (pacs.config)
             eval_every=t["eval_every"],
             eval_problems=t["eval_problems"],
             eval_samples=t["eval_samples"],

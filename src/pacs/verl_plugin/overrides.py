@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pacs.config import enable_thinking, grad_clip, model_source
+
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
 REWARD_FN_NAME = "compute_score"
@@ -75,6 +77,13 @@ def _need(section: dict, key: str, where: str) -> Any:
     return section[key]
 
 
+def model_path(model: dict) -> str:
+    """``models.<m>.path`` (made absolute: Ray workers do not share our working directory) when
+    set, else the hub id. Compute nodes without internet need the local path."""
+    source = model_source(model)
+    return str(Path(source).resolve()) if model.get("path") else source
+
+
 def experiment_name(model_key: str, run_name: str, seed: int) -> str:
     return f"{model_key}-{run_name}-seed{seed}"
 
@@ -117,14 +126,16 @@ def _common(
         "data.truncation": "error",
         "data.shuffle": True,
         "data.seed": seed,
-        "actor_rollout_ref.model.path": _need(model, "hf_id", f"models.{model_key}"),
+        # Training and evaluation render prompts with the same chat-template switch.
+        "+data.apply_chat_template_kwargs.enable_thinking": enable_thinking(cfg),
+        "actor_rollout_ref.model.path": model_path(model),
         "actor_rollout_ref.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
         "actor_rollout_ref.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
         "actor_rollout_ref.actor.strategy": verl.get("strategy", "fsdp2"),
         "actor_rollout_ref.actor.optim.lr": float(_need(train, "lr", "train")),
-        "actor_rollout_ref.actor.optim.clip_grad": float(train.get("grad_clip", 1.0)),
+        "actor_rollout_ref.actor.optim.clip_grad": grad_clip(train),
         "actor_rollout_ref.actor.ppo_mini_batch_size": _need(train, "mini_batch_size", "train"),
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": _need(
             train, "micro_batch_per_gpu", "train"
@@ -170,7 +181,7 @@ def _common(
         "trainer.resume_mode": "auto",
         "trainer.default_local_dir": str(paths.ckpt_dir),
         "trainer.max_actor_ckpt_to_keep": verl.get("max_actor_ckpt_to_keep"),  # None: keep all
-        "trainer.max_critic_ckpt_to_keep": verl.get("max_actor_ckpt_to_keep"),
+        "trainer.max_critic_ckpt_to_keep": verl.get("max_critic_ckpt_to_keep"),
         # Both reach every Ray worker through the job's runtime env.
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE,
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH": log_path,
@@ -236,7 +247,7 @@ def _grpo(run: dict, train: dict, loss_agg_mode: str | None) -> dict:
     }
 
 
-def _ppo(run: dict, train: dict, verl: dict, hf_id: str, loss_agg_mode: str | None) -> dict:
+def _ppo(run: dict, train: dict, verl: dict, path: str, loss_agg_mode: str | None) -> dict:
     return {
         "algorithm.adv_estimator": "gae",
         "algorithm.gamma": float(run.get("gamma", 1.0)),
@@ -244,13 +255,13 @@ def _ppo(run: dict, train: dict, verl: dict, hf_id: str, loss_agg_mode: str | No
         **_policy_gradient(run, train, loss_agg_mode),
         "critic.enable": True,
         "critic.strategy": verl.get("strategy", "fsdp2"),
-        "critic.model.path": hf_id,
+        "critic.model.path": path,
         "critic.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
         "critic.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
         "critic.optim.lr": float(_need(run, "critic_lr", "method_defaults.ppo")),
-        "critic.optim.clip_grad": float(train.get("grad_clip", 1.0)),
+        "critic.optim.clip_grad": grad_clip(train),
         "critic.ppo_micro_batch_size_per_gpu": int(train["micro_batch_per_gpu"]),
         "critic.cliprange_value": float(run.get("value_clip", 0.5)),
     }
@@ -285,7 +296,7 @@ def build_overrides(
     elif method == "grpo":
         items.update(_grpo(run, train, loss_agg_mode))
     elif method == "ppo":
-        items.update(_ppo(run, train, verl, cfg["models"][model_key]["hf_id"], loss_agg_mode))
+        items.update(_ppo(run, train, verl, model_path(cfg["models"][model_key]), loss_agg_mode))
     else:
         raise ValueError(f"unknown method {method!r}")
     return _ov(items) + [str(o) for o in verl.get("extra_overrides", []) or []]

@@ -23,6 +23,22 @@ logger = logging.getLogger(__name__)
 
 RAY_PORT = 6379
 NODE_WAIT_S = 300.0
+# SLURM variables a nested srun may inherit: the job's identity only (the same set the
+# snakemake-executor-plugin-slurm-jobstep keeps for its own srun).
+KEEP_SLURM_VARS = frozenset(
+    {
+        "SLURM_JOB_ID",
+        "SLURM_JOBID",
+        "SLURM_ARRAY_JOB_ID",
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_MAX",
+        "SLURM_ARRAY_TASK_STEP",
+        "SLURM_CLUSTER_NAME",
+        "SLURM_SUBMIT_DIR",
+        "SLURM_SUBMIT_HOST",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,7 @@ class SlurmAllocation:
     job_id: str
     hostnames: tuple[str, ...]
     gpus_per_node: int
+    cpus_per_node: int | None = None  # CPUs of the launcher's step (SLURM_CPUS_ON_NODE)
 
     @property
     def nnodes(self) -> int:
@@ -95,7 +112,38 @@ def read_allocation(
         raise RuntimeError(
             f"SLURM_JOB_NUM_NODES={declared} but the nodelist expands to {len(hosts)} hosts: {hosts}"
         )
-    return SlurmAllocation(job_id=job_id, hostnames=tuple(hosts), gpus_per_node=_gpus_per_node(env))
+    cpus = env.get("SLURM_CPUS_ON_NODE")
+    return SlurmAllocation(
+        job_id=job_id,
+        hostnames=tuple(hosts),
+        gpus_per_node=_gpus_per_node(env),
+        cpus_per_node=int(cpus) if cpus and cpus.isdigit() else None,
+    )
+
+
+def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for the Ray srun steps: ours minus the step settings we inherited.
+
+    The launcher runs inside the jobstep's ``srun -n1 --nodes=...`` step, whose SLURM_NTASKS,
+    SLURM_NNODES, SLURM_CPUS_PER_TASK, SLURM_GPUS... srun would read as defaults for our steps
+    (one node, one task) and override what we ask for. Only the job's identity is kept.
+    """
+    env = os.environ if env is None else env
+    return {
+        key: value
+        for key, value in env.items()
+        if not (
+            (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
+            or key.startswith(("SRUN_", "SBATCH_"))
+        )
+    }
+
+
+def _step_resources(alloc: SlurmAllocation) -> list[str]:
+    """The whole node for a Ray step: its GPUs and (when known) its CPUs; without
+    --cpus-per-task srun gives the step one CPU, and every Ray worker would share it."""
+    cpus = [f"--cpus-per-task={alloc.cpus_per_node}"] if alloc.cpus_per_node else []
+    return [*cpus, f"--gres=gpu:{alloc.gpus_per_node}"]
 
 
 def ray_head_command(alloc: SlurmAllocation, head_ip: str, port: int = RAY_PORT) -> list[str]:
@@ -106,7 +154,7 @@ def ray_head_command(alloc: SlurmAllocation, head_ip: str, port: int = RAY_PORT)
         "--ntasks=1",
         f"--nodelist={alloc.head}",
         "--overlap",
-        f"--gres=gpu:{alloc.gpus_per_node}",
+        *_step_resources(alloc),
         "ray",
         "start",
         "--head",
@@ -131,7 +179,7 @@ def ray_worker_command(
         "--ntasks-per-node=1",
         f"--nodelist={','.join(alloc.workers)}",
         "--overlap",
-        f"--gres=gpu:{alloc.gpus_per_node}",
+        *_step_resources(alloc),
         "ray",
         "start",
         f"--address={head_ip}:{port}",
@@ -172,12 +220,14 @@ class RayCluster:
         count_nodes: Callable[[str], int] = count_alive_nodes,
         wait_s: float = NODE_WAIT_S,
         poll_s: float = 5.0,
+        env: Mapping[str, str] | None = None,
     ):
         self.alloc, self.port = alloc, port
         self.head_ip = (resolve or socket.gethostbyname)(alloc.head)  # Ray wants the head's IP
         self._popen, self._count_nodes = popen, count_nodes
         self.wait_s, self.poll_s = wait_s, poll_s
         self.procs: list[subprocess.Popen] = []
+        self.step_env = ray_step_env(env)
 
     @property
     def address(self) -> str:
@@ -192,7 +242,7 @@ class RayCluster:
         try:
             for cmd in self.commands():
                 logger.info("starting: %s", " ".join(cmd))
-                self.procs.append(self._popen(cmd))
+                self.procs.append(self._popen(cmd, env=self.step_env))
             self._wait_for_nodes()
         except BaseException:
             self.stop()
