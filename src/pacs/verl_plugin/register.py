@@ -9,12 +9,19 @@ worker, through either mechanism:
 verl swallows exceptions raised while loading an entry point (logged at DEBUG), so the launcher
 checks the registries itself before starting a run.
 
-Registered names: advantage estimator ``pacs``, policy loss ``pacs``, trainer mode ``pacs_sync``.
+Registered names: advantage estimator ``pacs``, policy loss ``pacs``, trainer mode ``pacs_sync``;
+for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on device
+``cpu`` and rollout ``hf``.
 """
 
 from __future__ import annotations
 
 import logging
+
+# First: verl resolves its platform once, and the imports below already ask for it.
+from pacs.verl_plugin import cpu_platform
+
+cpu_platform.register()
 
 from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY, register_adv_est
 
@@ -29,6 +36,11 @@ ADV_ESTIMATOR_NAME = "pacs"
 # module (importlib.reload) does not trip verl's "already registered" check.
 if ADV_ESTIMATOR_REGISTRY.get(ADV_ESTIMATOR_NAME) is None:
     register_adv_est(ADV_ESTIMATOR_NAME)(compute_pacs_advantage)
+
+try:  # the HF rollout needs verl's rollout replicas (verl[verl-core]), like the trainer
+    from pacs.verl_plugin import hf_rollout  # noqa: F401  (registers itself on import)
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    logger.warning("cpu platform / hf rollout not registered (%s)", exc)
 
 try:  # the trainer needs verl's v1 stack (TransferQueue: verl[verl-core]); loss workers do not
     from pacs.verl_plugin import trainer  # noqa: F401  (registers the "pacs_sync" trainer)

@@ -6,14 +6,20 @@
 FSDP-wrapped model and whose ``.optimizer`` is the torch optimizer. Both engines shard over the same
 mesh, so each rank copies its own shards; no communication is needed.
 
-Not run here: this needs GPUs (verl registers its FSDP engines for cuda/npu only).
+On the plugin's ``cpu`` platform (``pacs.verl_plugin.cpu_platform``) the worker also opens the
+default process group itself, with gloo only: verl would ask for ``"cpu:gloo,<device>:<backend>"``,
+which torch refuses when the device is ``cpu`` as well (duplicate device type). verl then finds
+the group initialised and reuses it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 
+import torch
 from verl.single_controller.base.decorator import Dispatch, register
+from verl.utils.device import get_device_name
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from pacs.verl_plugin.reference import copy_parameters, reset_optimizer_state
@@ -23,6 +29,15 @@ logger = logging.getLogger(__name__)
 
 class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
     """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.pacs.ref=periodic``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if get_device_name() == "cpu" and not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(
+                backend="gloo",
+                rank=int(os.environ.get("RANK", 0)),
+                world_size=int(os.environ.get("WORLD_SIZE", 1)),
+            )
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def reset_reference(self, reset_optimizer: bool = True) -> dict:

@@ -1,0 +1,55 @@
+"""Device switch of the launcher: what a verl run needs beyond the profile config on CPU or CUDA.
+
+Pure Python (no verl import). ``--device cpu`` runs verl 0.9.1's own trainer on a CPU-only
+machine through the plugin's ``cpu`` platform (``pacs.verl_plugin.cpu_platform``, selected by
+``VERL_PLATFORM=cpu`` in the driver and every Ray worker) with gloo collectives; ``--device cuda``
+adds nothing (verl's defaults). ``auto`` picks cuda when torch sees a GPU.
+"""
+
+from __future__ import annotations
+
+DEVICES = ("auto", "cuda", "cpu")
+PLATFORM_ENV = "VERL_PLATFORM"
+# Logical Ray CPUs for a CPU run: verl reserves 3 per training rank in its placement group and
+# starts ~8 small actors (task runner, agent-loop and reward workers, TransferQueue, router,
+# rollout server). They are scheduling slots; the processes mostly wait on one another.
+CPU_RAY_SLOTS_BASE = 12
+
+
+def resolve_device(device: str) -> str:
+    if device not in DEVICES:
+        raise ValueError(f"--device must be one of {DEVICES}, got {device!r}")
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def device_env(device: str) -> dict[str, str]:
+    """Environment for the verl driver (the Ray workers get it through ``device_overrides``)."""
+    return {PLATFORM_ENV: "cpu"} if device == "cpu" else {}
+
+
+def device_overrides(device: str, n_ranks: int) -> list[str]:
+    """Hydra overrides for ``verl.trainer.main_ppo`` on ``device`` with ``n_ranks`` training ranks."""
+    if device == "cuda":
+        return []
+    if device != "cpu":
+        raise ValueError(f"device must be cuda or cpu here, got {device!r}")
+    items = {
+        "trainer.device": "cpu",
+        f"+ray_kwargs.ray_init.runtime_env.env_vars.{PLATFORM_ENV}": "cpu",
+        "ray_kwargs.ray_init.num_cpus": CPU_RAY_SLOTS_BASE + 3 * n_ranks,
+        # verl's pool check counts Ray GPUs only: one logical slot per rank (no device behind it)
+        "+ray_kwargs.ray_init.num_gpus": n_ranks,
+        # no flash-attention, no torch.compile, no bf16 autocast on CPU
+        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "actor_rollout_ref.model.use_remove_padding": "false",
+        "actor_rollout_ref.actor.fsdp_config.use_torch_compile": "false",
+        "actor_rollout_ref.ref.fsdp_config.use_torch_compile": "false",
+        "actor_rollout_ref.actor.fsdp_config.dtype": "float32",
+        "actor_rollout_ref.ref.fsdp_config.dtype": "float32",
+        "actor_rollout_ref.rollout.free_cache_engine": "false",
+    }
+    return [f"{key}={value}" for key, value in items.items()]
