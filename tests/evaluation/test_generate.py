@@ -299,3 +299,28 @@ def test_vllm_backend_generates_and_resumes(tiny_model_dir, bench_rows, tmp_path
     ]
     assert got[:4] == first[:4]  # chunk [0, 1] kept as is
     assert all(r["finish_reason"] in ("stop", "length") and 1 <= r["n_tokens"] <= 16 for r in got)
+
+
+def test_render_prompt_passes_enable_thinking_to_the_template():
+    from pacs.tiny.build import build_tokenizer
+
+    tok = build_tokenizer(["what is 1 + 1"] * 4)
+    tok.chat_template = (
+        "{%- for m in messages -%}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + "
+        "'<|im_end|>\\n' }}{%- endfor -%}{{ '<|im_start|>assistant\\n' }}"
+        "{%- if enable_thinking is defined and enable_thinking is false -%}"
+        "{{ '<think>\\n\\n</think>\\n\\n' }}{%- endif -%}"
+    )
+    msgs = [{"role": "user", "content": "1 + 1?"}]
+    base = "<|im_start|>user\n1 + 1?<|im_end|>\n<|im_start|>assistant\n"
+    assert generate.render_prompt(tok, msgs) == base
+    assert generate.render_prompt(tok, msgs, enable_thinking=True) == base
+    assert generate.render_prompt(tok, msgs, True) != generate.render_prompt(tok, msgs, False)
+    assert generate.render_prompt(tok, msgs, False) == base + "<think>\n\n</think>\n\n"
+
+
+def test_cli_takes_the_thinking_switch():
+    common = ["--model", "m", "--benchmark-file", "b", "--out", "o", "--n", "2"]
+    assert generate.parse_args(common).enable_thinking is None
+    assert generate.parse_args([*common, "--enable-thinking"]).enable_thinking is True
+    assert generate.parse_args([*common, "--no-enable-thinking"]).enable_thinking is False

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pacs.config import load_config, resolve_run
+from pacs.config import DEFAULT_GRAD_CLIP, enable_thinking, load_config, resolve_run
+from pacs.tiny.build import CHAT_TEMPLATE, build_tokenizer
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
@@ -244,3 +245,139 @@ def test_reward_function_resolves_through_verls_loader(compose, tmp_path):
         c.ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES
         == "pacs.verl_plugin.register"
     )
+
+
+# ------------------------------------------------------------------ one default, local paths
+
+
+def _paper(**train_changes) -> dict:
+    import copy
+
+    cfg = copy.deepcopy(load_config(PAPER_CONFIGS[0]))
+    for key, value in train_changes.items():
+        if value is _DROP:
+            cfg["train"].pop(key)
+        else:
+            cfg["train"][key] = value
+    return cfg
+
+
+_DROP = object()
+
+
+def _tiny_grad_clip(value) -> float:
+    """The tiny engine's grad_clip for configs/default.yaml with train.grad_clip = value."""
+    from pacs.tiny.train import Settings
+
+    cfg = load_config(REPO / "configs" / "default.yaml")
+    if value is _DROP:
+        cfg["train"].pop("grad_clip")
+    else:
+        cfg["train"]["grad_clip"] = value
+    return Settings.from_config(cfg, "pacs").grad_clip
+
+
+@pytest.mark.parametrize(
+    "value,expected", [(_DROP, DEFAULT_GRAD_CLIP), (0.5, 0.5), (None, float("inf")), (0, float("inf"))]
+)
+def test_both_engines_read_grad_clip_the_same_way(value, expected, compose, tmp_path):
+    assert DEFAULT_GRAD_CLIP == 1.0
+    c = compose(_overrides(_paper(grad_clip=value), "ppo", "qwen3_4b", tmp_path))
+    assert c.actor_rollout_ref.actor.optim.clip_grad == expected
+    assert c.critic.optim.clip_grad == expected
+    assert _tiny_grad_clip(value) == expected
+
+
+def test_critic_checkpoint_limit_has_its_own_key(compose, tmp_path):
+    cfg = _paper()
+    cfg["verl"].update(max_actor_ckpt_to_keep=None, max_critic_ckpt_to_keep=2)
+    c = compose(_overrides(cfg, "ppo", "qwen3_4b", tmp_path))
+    assert c.trainer.max_actor_ckpt_to_keep is None and c.trainer.max_critic_ckpt_to_keep == 2
+
+
+def test_local_model_path_is_what_verl_trains(compose, tiny_hf_dir, tmp_path, monkeypatch):
+    """models.<m>.path (relative to the working directory) reaches actor and critic, absolute."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    monkeypatch.chdir(tiny_hf_dir.parent)
+    cfg = _paper()
+    cfg["models"]["qwen3_4b"]["path"] = tiny_hf_dir.name
+    overrides = _overrides(cfg, "ppo", "qwen3_4b", tmp_path)
+    assert not any("Qwen/Qwen3-4B" in o for o in overrides)
+    c = compose(overrides)  # no path override here: verl reads the local folder itself
+    assert c.actor_rollout_ref.model.path == str(tiny_hf_dir) == c.critic.model.path
+    validate_config(c, use_reference_policy=need_reference_policy(c), use_critic=need_critic(c))
+
+
+# ------------------------------------------------------------------ Qwen3 thinking mode
+
+# Qwen3's switch, as its own template spells it: with enable_thinking false the generation prompt
+# carries an empty think block; otherwise the model opens one itself.
+QWEN3_LIKE_TEMPLATE = CHAT_TEMPLATE.replace(
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}",
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false -%}"
+    "{{ '<think>\\n\\n</think>\\n\\n' }}{%- endif -%}{%- endif -%}",
+)
+MESSAGES = [
+    {"role": "system", "content": "Put the final answer in \\boxed{}."},
+    {"role": "user", "content": "What is 12 + 30?"},
+]
+
+
+@pytest.fixture(scope="module")
+def thinking_tokenizer():
+    tok = build_tokenizer(["What is 12 + 30? think boxed answer"] * 4)
+    assert tok.chat_template != QWEN3_LIKE_TEMPLATE  # the replacement above did apply
+    tok.chat_template = QWEN3_LIKE_TEMPLATE
+    return tok
+
+
+def _verl_prompt_ids(c, tokenizer, tmp_path) -> list[int]:
+    """The rollout prompt verl 0.9.1 builds: RLHFDataset's raw_prompt, rendered by the agent
+    loop's Continuous Token builder with data.apply_chat_template_kwargs (agent_loop.py)."""
+    import pandas as pd
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+    from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
+
+    parquet = tmp_path / "train.parquet"
+    pd.DataFrame(
+        [{"data_source": "t", "prompt": MESSAGES, "reward_model": {"ground_truth": "42"},
+          "extra_info": {"index": 0}}]
+    ).to_parquet(parquet)
+    dataset = RLHFDataset(data_files=str(parquet), tokenizer=tokenizer, config=c.data)
+    assert len(dataset) == 1  # not filtered as overlong
+    builder = create_continuous_token_builder(
+        tokenizer,
+        hf_model_type="qwen3",
+        chat_template_kwargs=c.data.get("apply_chat_template_kwargs", {}),
+    )
+    return builder.build_initial_tokens(dataset[0]["raw_prompt"])
+
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_training_and_evaluation_render_the_same_prompt(
+    thinking, thinking_tokenizer, compose, tmp_path
+):
+    from pacs.evaluation.generate import render_prompt
+
+    cfg = _paper()
+    cfg["prompt"] = {"enable_thinking": thinking}
+    c = compose(_overrides(cfg, "pacs", "qwen3_4b", tmp_path))
+    assert c.data.apply_chat_template_kwargs.enable_thinking is thinking
+    verl_ids = _verl_prompt_ids(c, thinking_tokenizer, tmp_path)
+    eval_text = render_prompt(thinking_tokenizer, MESSAGES, enable_thinking(cfg))
+    assert thinking_tokenizer.decode(verl_ids) == eval_text
+    assert verl_ids == thinking_tokenizer(eval_text, add_special_tokens=False)["input_ids"]
+    assert eval_text.endswith("<|im_start|>assistant\n" if thinking else "<think>\n\n</think>\n\n")
+
+
+def test_paper_decides_thinking_mode_explicitly(compose, tmp_path):
+    for path in PAPER_CONFIGS:
+        cfg = load_config(path)
+        assert isinstance(cfg["prompt"]["enable_thinking"], bool), path.name
+    cfg = load_config(PAPER_CONFIGS[0])
+    assert cfg["prompt"]["enable_thinking"] is True  # Qwen3 thinking mode (configs/paper.yaml)
+    c = compose(_overrides(cfg, "grpo", "qwen3_4b", tmp_path))
+    assert c.data.apply_chat_template_kwargs == {"enable_thinking": True}
