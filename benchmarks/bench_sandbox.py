@@ -7,13 +7,15 @@ Grades ``--programs`` responses of ``--tests`` stdin tests each through
 mix of correct programs, wrong ones and ones that raise, each a few lines like most LCB answers.
 Every test is one sandboxed process, so the figure that matters is seconds per test.
 
-Prints seconds per test and per program for each worker count; exits non-zero if any grade is
+Prints wall milliseconds per test and per program, and the CPU milliseconds the sandbox's
+processes used per test (steadier than wall time on a busy machine), for each worker count; exits non-zero if any grade is
 not what the mix says it should be (a broken sandbox would show as errors).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from collections import Counter
@@ -47,6 +49,12 @@ def make_rows(n_programs: int, n_tests: int) -> tuple[list[dict], list[str], lis
     return rows, responses, expected
 
 
+def _children_cpu_s() -> float:
+    """CPU seconds of every reaped sandbox process: a figure that other load barely changes."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--programs", type=int, default=24)
@@ -57,13 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sandbox layers: {code.sandbox_layers()}")  # the one-off probe, outside the timing
     failed = False
     for workers in args.workers:
+        cpu_before = _children_cpu_s()
         start = time.perf_counter()
         results = grade_rows(rows, responses, workers=workers)
         elapsed = time.perf_counter() - start
         n_tests = args.programs * args.tests
+        cpu = (_children_cpu_s() - cpu_before) / n_tests
         wrong = sum(r.score != want for r, want in zip(results, expected))
         print(
-            f"workers={workers}: {elapsed / n_tests * 1000:.1f} ms per test, "
+            f"workers={workers}: {elapsed / n_tests * 1000:.1f} ms per test "
+            f"({cpu * 1000:.1f} ms CPU in the sandbox's processes), "
             f"{elapsed / args.programs * 1000:.1f} ms per program ({elapsed:.2f} s for "
             f"{args.programs} programs x {args.tests} tests); statuses "
             f"{dict(Counter(r.status for r in results))}; {wrong} scores not as expected"

@@ -39,11 +39,9 @@ import _socket
 import builtins
 import contextlib
 import ctypes
-import ctypes.util
 import io
 import json
 import os
-import platform
 import posix
 import pty
 import resource
@@ -116,7 +114,8 @@ def report(**fields):
 
 
 def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    # The interpreter's own symbols include libc's; find_library("c") would spawn ldconfig.
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:
@@ -201,9 +200,10 @@ def enter_root(libc, root: str) -> None:
     """(init) Mount /proc for the new PID namespace, pivot into ``root``, detach the old root."""
     # hidepid=2: the program (another uid) does not even see init.
     _mount(libc, "proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-    number = SYS_PIVOT_ROOT.get(platform.machine())
+    machine = os.uname().machine
+    number = SYS_PIVOT_ROOT.get(machine)
     if number is None:
-        raise OSError(f"no pivot_root syscall number known for {platform.machine()}")
+        raise OSError(f"no pivot_root syscall number known for {machine}")
     os.chdir(root)
     os.mkdir(".old_root")
     _check(libc.syscall(number, b".", b".old_root"), "pivot_root")
@@ -545,6 +545,9 @@ def run_sandboxed(libc, cfg, source, uid, last_cap) -> None:
     try:
         os.chdir(WORKDIR)
         os.environ.update(PROGRAM_ENV)
+        # Under memory pressure the kernel kills sandboxed processes before anything else.
+        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as f:
+            f.write("1000")
         drop_privileges(libc, uid, last_cap)
         set_limits(cfg)
         install_guard(WORKDIR)

@@ -60,8 +60,6 @@ INTERPRETER = os.path.realpath(getattr(sys, "_base_executable", None) or sys.exe
 GROUP_KILL_S = 2.0
 _SANDBOX_ENV = {
     "PATH": "/usr/bin:/bin",
-    "HOME": "/work",
-    "TMPDIR": "/tmp",
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "OMP_NUM_THREADS": "1",
