@@ -206,3 +206,17 @@ def test_compute_jobs_switch_the_hub_off():
     assert message in remote.stdout + remote.stderr
     assert "hub access off" not in local.stdout + local.stderr
     assert set(OFFLINE_ENV) == {"HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"}
+
+
+def test_fig5b_problem_sample_comes_from_the_config(paper_dry_run_text):
+    """diversity.pca_problems / pca_seed reach the diversity command; null means every problem."""
+    import yaml
+
+    paper = yaml.safe_load((REPO / "configs" / "paper.yaml").read_text())["diversity"]
+    expected = f"--pca-problems {paper['pca_problems']} --pca-seed {paper['pca_seed']}"
+    commands = [line for line in paper_dry_run_text.splitlines() if "pacs.evaluation.diversity" in line]
+    assert commands and all(expected in c for c in commands), commands[:1]
+    smoke = snakemake("-n", "-p", "--cores", "2", "--configfile", "configs/smoke.yaml")
+    assert smoke.returncode == 0, smoke.stderr
+    smoke_cmds = [c for c in smoke.stdout.splitlines() if "pacs.evaluation.diversity" in c]
+    assert smoke_cmds and all("--pca-problems" not in c and "--pca-seed 0" in c for c in smoke_cmds)

@@ -283,6 +283,14 @@ def diversity_inputs(wildcards) -> list[str]:
     ]
 
 
+def pca_sample_args(wildcards=None) -> str:
+    """Fig. 5b's problem sample: a seeded random subset shared by all methods, or every problem."""
+    div = config["diversity"]
+    n = div.get("pca_problems")
+    sample = "" if n is None else f"--pca-problems {int(n)} "
+    return f"{sample}--pca-seed {int(div.get('pca_seed', 0))}"
+
+
 def diversity_labels(wildcards) -> str:
     return " ".join(run for run, _ in diversity_runs(wildcards.model))
 

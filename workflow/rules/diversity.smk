@@ -1,4 +1,4 @@
-# Diversity (App. E): embeddings of correct responses, D per method, and the joint centred PCA.
+# Diversity (App. E): embeddings of correct responses, D per method, and the PCA of Fig. 5b (each method centred on its own mean).
 
 
 rule diversity:
@@ -11,6 +11,7 @@ rule diversity:
     params:
         labels=diversity_labels,
         embedder=embedder_arg,
+        pca_sample=pca_sample_args,
     conda:
         ENV_FILE
     log:
@@ -21,4 +22,4 @@ rule diversity:
     shell:
         "python -m pacs.evaluation.diversity --graded {input.graded} --labels {params.labels} "
         "--benchmark {wildcards.benchmark} --embedder {params.embedder} --out-json {output.json} "
-        "--out-pca {output.pca} --threads {threads} > {log} 2>&1"
+        "--out-pca {output.pca} {params.pca_sample} --threads {threads} > {log} 2>&1"
