@@ -317,3 +317,15 @@ def test_grade_wraps_run_tests():
         "no_answer",
         [],
     )
+
+
+def test_a_large_input_arrives_whole_through_the_pipe_or_is_dropped_unread():
+    # 8 MB is far beyond a pipe's buffer: the parent feeds it while the program reads.
+    numbers = " ".join(["123456789"] * 800_000)
+    tests = [{"input": numbers + "\n", "output": str(123456789 * 800_000)}]
+    result, elapsed = run("print(sum(map(int, input().split())))", tests, timeout_s=6.0)
+    assert result.passed, result.errors
+    # A program that never reads its stdin ends at once; the feeding does not hang the grader.
+    unread = [{"input": numbers + "\n", "output": "7"}]
+    result, elapsed = run("print(7)", unread, timeout_s=6.0)
+    assert result.passed and elapsed < 3.0

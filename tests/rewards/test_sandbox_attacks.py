@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -281,6 +282,22 @@ def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(private_t
     assert _leftover_processes(private_tmp) == []
 
 
+def test_a_ctypes_fork_bomb_holds_at_most_nproc_processes(private_tmp):
+    # Each process may use memory_mb of address space, so this bounds the memory a bomb holds.
+    program = (
+        LIBC
+        + "import time\nforked = 0\n"
+        + "for _ in range(100):\n"
+        + "    pid = libc.fork()\n"
+        + "    if pid == 0:\n        time.sleep(30)\n        libc._exit(0)\n"
+        + "    forked += pid > 0\n"
+        + f"print('bounded' if forked < {C.NPROC} else forked)\n"
+    )
+    result, _ = grade(program, expect_output("bounded"))
+    assert result.score == 1.0, result.details
+    assert _leftover_processes(private_tmp) == []
+
+
 def test_a_program_cannot_write_into_the_work_dir_of_another(private_tmp):
     victim = (
         SUM
@@ -403,6 +420,30 @@ def test_an_unavailable_sandbox_refuses_loudly(monkeypatch):
             C.grade("```python\nprint(7)\n```", SUM_TEST)
     finally:
         C.sandbox_layers.cache_clear()
+
+
+def test_a_machine_without_namespaces_refuses_to_grade():
+    # Root without CAP_SYS_ADMIN (as in an unprivileged container) cannot unshare or mount: the
+    # grader must say so, not run the program with fewer layers.
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    script = (
+        "from pacs.rewards import code as C\n"
+        "try:\n"
+        "    C.grade('```python\\nprint(7)\\n```', [{'input': '', 'output': '7'}])\n"
+        "except C.SandboxUnavailable as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run(
+        [setpriv, "--bounding-set=-sys_admin", sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith("refused: the code sandbox cannot run on this machine"), done
+    assert "unshare" in done.stdout and "Operation not permitted" in done.stdout
 
 
 def test_threads_keep_working_inside_the_sandbox():

@@ -1,10 +1,11 @@
-"""Runs ONE test of an untrusted program: ``python -I _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``.
+"""Runs ONE test of an untrusted program.
 
-Stdlib only, no imports from ``pacs`` (``-I`` keeps this script's folder off ``sys.path``). It must
-start as root. The parent (:mod:`pacs.rewards.code`) has made this process a session leader whose
-working directory is an empty folder (the mount point of the sandbox's root), with a scrubbed
-environment, stdin on a pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and
-OUTCOME_FD for the program's wait status. Three processes run:
+``python -I _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``, stdlib only, no imports from
+``pacs`` (``-I`` keeps this script's folder off ``sys.path``). It must start as root. The parent
+(:mod:`pacs.rewards.code`) has made this process a session leader whose working directory is an
+empty folder (the mount point of the sandbox's root), with a scrubbed environment, stdin on a
+pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and OUTCOME_FD for the
+program's wait status. Three processes run:
 
 - the *outer* process (this one, in the machine's PID namespace) reads the config and the program,
   moves into new mount, PID, network, IPC and UTS namespaces, builds the sandbox's root (below)
@@ -152,8 +153,9 @@ def _bind_file(libc, source: str, target: str, read_only: bool) -> None:
         pass  # a bind mount needs an existing file to cover
     if read_only:
         _bind_read_only(libc, source, target)
-    else:
+    else:  # a device: writable, but nothing on it can be set-uid or executed
         _mount(libc, source, target, None, MS_BIND)
+        _mount(libc, None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC)
 
 
 def _interpreter_prefixes() -> list[str]:

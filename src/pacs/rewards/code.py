@@ -51,9 +51,10 @@ OUTPUT_LIMIT_MB = 64
 # The sandbox's one tmpfs (/work, /tmp, /dev/shm together): RAM, freed when the sandbox ends.
 SCRATCH_MB = 64
 SCRATCH_INODES = 4096
-# Tasks (processes and threads) of the program's private uid: room for a few threads, and a
-# bound on what a ctypes fork bomb can hold (each task is capped by the address-space limit).
-NPROC = 16
+# Tasks (processes and threads) of the program's private uid: room for a few threads (a thread
+# with a big stack for deep recursion is common), and a bound on the memory a ctypes fork bomb
+# can hold: NPROC processes of memory_mb address space each.
+NPROC = 8
 # The base interpreter, not a virtualenv's: the sandbox shows only its prefix (the stdlib).
 INTERPRETER = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
 # How long to keep killing a process group that still refills (killed orphans are reaped by init).
