@@ -7,7 +7,7 @@ CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke
 
 setup: $(VENV)/.installed
 
@@ -41,3 +41,22 @@ lint: setup
 ## which needs internet; the compute jobs of `snakemake --profile slurm` then run offline.
 fetch: setup
 	$(BIN)/snakemake --profile slurm fetch
+
+## verl 0.9.1's own trainer (PACSTrainerSync) for 3 steps on the tiny model: checkpoint at step 2,
+## a second launch resumes for step 3, HF merge, then HF evaluation of the merged model.
+## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU). Outputs in results/verl_smoke/.
+VERL_DEVICE ?= auto
+VERL_SMOKE  := results/verl_smoke
+verl-smoke: setup
+	rm -rf $(VERL_SMOKE)
+	$(BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
+	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
+	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
+	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base trainer.total_training_steps=2
+	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
+	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
+	  -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base
+	$(BIN)/python -m pacs.evaluation.generate --backend hf --model $(VERL_SMOKE)/train/model \
+	  --benchmark-file $(VERL_SMOKE)/data/test.jsonl --out $(VERL_SMOKE)/eval/samples.jsonl \
+	  --n 2 --max-new-tokens 24
+	-$(BIN)/ray stop --force

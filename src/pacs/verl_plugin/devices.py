@@ -14,6 +14,7 @@ PLATFORM_ENV = "VERL_PLATFORM"
 # starts ~8 small actors (task runner, agent-loop and reward workers, TransferQueue, router,
 # rollout server). They are scheduling slots; the processes mostly wait on one another.
 CPU_RAY_SLOTS_BASE = 12
+FP32 = "{param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}"
 
 
 def resolve_device(device: str) -> str:
@@ -43,13 +44,14 @@ def device_overrides(device: str, n_ranks: int) -> list[str]:
         "ray_kwargs.ray_init.num_cpus": CPU_RAY_SLOTS_BASE + 3 * n_ranks,
         # verl's pool check counts Ray GPUs only: one logical slot per rank (no device behind it)
         "+ray_kwargs.ray_init.num_gpus": n_ranks,
-        # no flash-attention, no torch.compile, no bf16 autocast on CPU
+        # no flash-attention and no torch.compile on CPU
         "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
         "actor_rollout_ref.model.use_remove_padding": "false",
         "actor_rollout_ref.actor.fsdp_config.use_torch_compile": "false",
         "actor_rollout_ref.ref.fsdp_config.use_torch_compile": "false",
-        "actor_rollout_ref.actor.fsdp_config.dtype": "float32",
-        "actor_rollout_ref.ref.fsdp_config.dtype": "float32",
+        # fp32 compute (verl's FSDP default is bf16 mixed precision)
+        "++actor_rollout_ref.actor.fsdp_config.mixed_precision": FP32,
+        "++actor_rollout_ref.ref.fsdp_config.mixed_precision": FP32,
         "actor_rollout_ref.rollout.free_cache_engine": "false",
     }
     return [f"{key}={value}" for key, value in items.items()]

@@ -145,6 +145,12 @@ def convert(log_dir: Path, out: Path) -> int:
     return len(rows)
 
 
+def step_wall_times(metrics_path: Path) -> list[tuple[int, float | None]]:
+    """(step, seconds) per row of a ``metrics.jsonl`` (verl's ``timing_s/step``)."""
+    rows = [json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line]
+    return [(int(row["step"]), row.get("time_total")) for row in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
