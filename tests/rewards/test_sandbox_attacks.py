@@ -161,6 +161,18 @@ def test_etc_shadow_and_the_rest_of_the_machine_are_out_of_sight(tmp_path):
     assert result.score == 1.0, result.details
 
 
+def test_only_the_standard_library_is_importable():
+    # Before, the grader's own virtualenv (and through it this repository) was importable.
+    program = (
+        "try:\n    import pacs\n    print('pacs from', pacs.__file__)\n"
+        "except ModuleNotFoundError:\n    print('stdlib only')\n"
+        "import heapq, fractions, sqlite3, decimal\n"
+        "quit()\n"  # the site module is off, the harness provides exit() and quit()
+    )
+    result, _ = grade(program, expect_output("stdlib only"))
+    assert result.score == 1.0, result.details
+
+
 def test_the_program_holds_no_capability_at_all():
     # Before: CapEff kept CAP_DAC_READ_SEARCH (read any file) and the bounding set was full.
     program = (

@@ -1,7 +1,7 @@
 """Runs ONE test of an untrusted program.
 
-``python -I _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``, stdlib only, no imports from
-``pacs`` (``-I`` keeps this script's folder off ``sys.path``). It must start as root. The parent
+``python -I -S _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``, stdlib only, no imports from
+``pacs`` (``-I`` keeps this script's folder off ``sys.path``, ``-S`` every site-packages). It must start as root. The parent
 (:mod:`pacs.rewards.code`) has made this process a session leader whose working directory is an
 empty folder (the mount point of the sandbox's root), with a scrubbed environment, stdin on a
 pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and OUTCOME_FD for the
@@ -426,6 +426,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 def run_program(cfg: dict, source: str) -> None:
+    # The interpreter runs with -S: provide the exit() and quit() the site module would add.
+    builtins.exit = builtins.quit = sys.exit
     mode = cfg["mode"]
     namespace = {
         "__name__": "__main__" if mode == "stdin" else "solution",

@@ -55,7 +55,8 @@ SCRATCH_INODES = 4096
 # with a big stack for deep recursion is common), and a bound on the memory a ctypes fork bomb
 # can hold: NPROC processes of memory_mb address space each.
 NPROC = 8
-# The base interpreter, not a virtualenv's: the sandbox shows only its prefix (the stdlib).
+# The base interpreter, not a virtualenv's: the sandbox shows only its prefix, and programs may
+# import the standard library only (as in LiveCodeBench's prompts: plain Python 3).
 INTERPRETER = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
 # How long to keep killing a process group that still refills (killed orphans are reaped by init).
 GROUP_KILL_S = 2.0
@@ -286,7 +287,8 @@ def _spawn_and_wait(
         proc = subprocess.Popen(
             [
                 INTERPRETER,
-                "-I",
+                "-I",  # isolated: no environment variables, no user site, no script folder
+                "-S",  # no site module: no .pth file runs, only the stdlib is importable
                 str(HARNESS),
                 str(config_path),
                 str(status.fileno()),
