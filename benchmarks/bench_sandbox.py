@@ -8,8 +8,9 @@ mix of correct programs, wrong ones and ones that raise, each a few lines like m
 Every test is one sandboxed process, so the figure that matters is seconds per test.
 
 Prints wall milliseconds per test and per program, and the CPU milliseconds the sandbox's
-processes used per test (steadier than wall time on a busy machine), for each worker count; exits non-zero if any grade is
-not what the mix says it should be (a broken sandbox would show as errors).
+processes used per test (steadier than wall time on a busy machine), for each worker count;
+exits non-zero if any grade is not what the mix says it should be (a broken sandbox would show
+as errors).
 """
 
 from __future__ import annotations

@@ -424,16 +424,6 @@ def test_grading_in_parallel_threads_stays_correct(private_tmp):
     assert _leftover_processes(private_tmp) == []
 
 
-def test_an_unavailable_sandbox_refuses_loudly(monkeypatch):
-    monkeypatch.setattr(C.os, "geteuid", lambda: 1000)
-    C.sandbox_layers.cache_clear()
-    try:
-        with pytest.raises(C.SandboxUnavailable, match="needs root"):
-            C.grade("```python\nprint(7)\n```", SUM_TEST)
-    finally:
-        C.sandbox_layers.cache_clear()
-
-
 def test_a_machine_without_namespaces_refuses_to_grade():
     # Root without CAP_SYS_ADMIN (as in an unprivileged container) cannot unshare or mount: the
     # grader must say so, not run the program with fewer layers.
@@ -456,6 +446,116 @@ def test_a_machine_without_namespaces_refuses_to_grade():
     )
     assert done.stdout.startswith("refused: the code sandbox cannot run on this machine"), done
     assert "unshare" in done.stdout and "Operation not permitted" in done.stdout
+
+
+# Run as nobody: grades the attacks it reads on stdin, the first two side by side.
+ROOTLESS_GRADER = """
+import json, sys
+from pacs.rewards import code as C, grade_rows
+attacks = json.load(sys.stdin)
+rows = [{"task": "code", "tests": [{"input": "", "output": a["output"]}]} for a in attacks]
+results = grade_rows(rows, [f"```python\\n{a['program']}\\n```" for a in attacks], workers=2)
+print(json.dumps({
+    "layers": C.sandbox_layers(),
+    "results": {a["name"]: [r.score, r.details["tests_status"], r.details["sandbox"]]
+                for a, r in zip(attacks, results)},
+}))
+"""
+
+
+def _rootless_attacks(secret: Path, token: str) -> list[dict]:
+    caps = "CapPrm', 'CapEff', 'CapBnd', 'CapAmb"
+    hidden = ["/work/main", "/etc/shadow", str(secret)]
+    programs = {
+        "victim": (VICTIM.format(sleep=1.0).replace(SUM, "a, b = 3, 4\n"), "7"),
+        "kill -1": (KILL_EVERYTHING.format(seconds=2.0) + "print(7)\n", "7"),
+        "capabilities": (
+            "f = dict(line.split(':') for line in open('/proc/self/status'))\n"
+            + f"print(' '.join(str(int(f[n], 16)) for n in ['{caps}']))",
+            "0 0 0 0",
+        ),
+        "filesystem": (
+            f"import os\nprint([os.path.exists(p) for p in {hidden!r}])",
+            "[False, False, False]",
+        ),
+        "/dev/shm": (
+            LIBC + f"fd = libc.open(b'/dev/shm/{token}', 0o101, 0o644)\nprint(fd >= 0)",
+            "True",
+        ),
+        "sleeper": (
+            LIBC + "import time\nif libc.fork() == 0:\n    time.sleep(60)\nelse:\n    print(7)",
+            "7",
+        ),
+    }
+    return [{"name": k, "program": p, "output": o} for k, (p, o) in programs.items()]
+
+
+def _python_for_nobody() -> str | None:
+    """A system Python 3.11+ that an unprivileged user may run (ours may sit under /root)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.path.exists(candidate):
+            done = subprocess.run(
+                [
+                    "setpriv",
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                    candidate,
+                    "-c",
+                    "import sys; print(sys.version_info >= (3, 11))",
+                ],
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            if done.stdout.strip() == "True":
+                return candidate
+    return None
+
+
+def test_rootless_mode_contains_the_attacks_and_marks_its_results(token):
+    # Started by a user other than root, the sandbox runs in a user namespace: every layer but
+    # the private uid, and each result says so.
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to start the grader as the unprivileged user nobody")
+    if int(Path("/proc/sys/user/max_user_namespaces").read_text()) == 0:
+        pytest.skip("user namespaces are disabled on this machine (rootless mode cannot run)")
+    python = _python_for_nobody()
+    if python is None:
+        pytest.skip("no Python >= 3.11 that the user nobody may run")
+    home = Path(tempfile.mkdtemp(prefix="pacs-rootless-"))
+    try:
+        home.chmod(0o777)
+        secret = home / "secret_tests.jsonl"
+        secret.write_text("{}\n")
+        secret.chmod(0o644)  # readable by nobody: only the sandbox's filesystem view hides it
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "TMPDIR": str(home),
+            "PYTHONPATH": str(Path(C.__file__).parents[2]),
+        }
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        done = subprocess.run(
+            [*nobody, python, "-c", ROOTLESS_GRADER],
+            input=json.dumps(_rootless_attacks(secret, token)),
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        got = json.loads(done.stdout)
+        leftovers = _leftover_processes(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert got["layers"]["uid"] == "the grading user's, as uid 0 of a user namespace"
+    assert got["layers"]["capabilities"] == "none"
+    for name, verdict in got["results"].items():
+        assert verdict == [1.0, ["pass"], "rootless"], name
+    assert list(Path("/dev/shm").glob(f"{token}*")) == []
+    assert leftovers == []
 
 
 def test_threads_keep_working_inside_the_sandbox():

@@ -1,10 +1,10 @@
 """Runs ONE test of an untrusted program.
 
 ``python -I -S _sandbox_harness.py CONFIG STATUS_FD OUTCOME_FD``, stdlib only, no imports from
-``pacs`` (``-I`` keeps this script's folder off ``sys.path``, ``-S`` every site-packages). It must start as root. The parent
-(:mod:`pacs.rewards.code`) has made this process a session leader whose working directory is an
-empty folder (the mount point of the sandbox's root), with a scrubbed environment, stdin on a
-pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and OUTCOME_FD for the
+``pacs`` (``-I`` keeps this script's folder off ``sys.path``, ``-S`` every site-packages). The
+parent (:mod:`pacs.rewards.code`) has made this process a session leader whose working directory
+is an empty folder (the mount point of the sandbox's root), with a scrubbed environment, stdin on
+a pipe, stdout/stderr on files, STATUS_FD open for status lines (JSON) and OUTCOME_FD for the
 program's wait status. Three processes run:
 
 - the *outer* process (this one, in the machine's PID namespace) reads the config and the program,
@@ -17,12 +17,12 @@ program's wait status. Three processes run:
   or ``setsid`` child never outlives its program. Init dies with the outer process (parent-death
   signal), which the parent kills at its wall-clock limit;
 - the *program* (PID 2) drops every capability, the bounding set included, becomes a uid of its
-  own (``SANDBOX_UID_BASE`` + the outer pid: unique while the sandbox lives, so RLIMIT_NPROC and
-  ``kill(-1, 9)`` concern this sandbox alone), sets ``no_new_privs`` and rlimits (address space,
-  CPU seconds, file size, processes, no core files), installs a Python-level guard like
-  LiveCodeBench's ``reliability_guard`` (spawning, signalling, sockets and writes outside /work
-  raise PermissionError; ctypes can bypass it, the kernel layers hold), arms a SIGALRM at the
-  time limit and runs the program.
+  own (``SANDBOX_UID_BASE`` + the outer pid: unique while the sandbox lives, so RLIMIT_NPROC
+  concerns this sandbox alone; ``kill(-1, 9)`` reaches its own namespace only), sets
+  ``no_new_privs`` and rlimits (address space, CPU seconds, file size, processes, no core files),
+  installs a Python-level guard like LiveCodeBench's ``reliability_guard`` (spawning, signalling,
+  sockets and writes outside /work raise PermissionError; ctypes can bypass it, the kernel layers
+  hold), arms a SIGALRM at the time limit and runs the program.
 
 The root is one tmpfs of ``scratch_mb`` MB (nosuid, nodev) holding read-only binds of /usr (and
 /bin, /lib... or their symlinks), of the interpreter's prefix, of /etc/ld.so.cache and
@@ -31,6 +31,13 @@ The root is one tmpfs of ``scratch_mb`` MB (nosuid, nodev) holding read-only bin
 machine is visible: no tests, no other sandbox, no /root, /home, /etc/shadow, /sys. Whatever the
 program writes anywhere counts against the one tmpfs limit and is gone when the namespace ends.
 There is no network at all (only a down loopback device).
+
+Started by a user other than root, the harness runs *rootless*: the same namespaces inside a new
+user namespace where that user is uid 0 (the only uid mapped), so there is no private uid: the
+program runs as the grading user, with no capabilities, and RLIMIT_NPROC counts the tasks of its
+user namespace (Linux >= 5.14 counts per user namespace). Everything else is as above; the status
+line says which mode ran (``LAYERS_ROOTLESS``). Where the kernel refuses a layer (no user
+namespaces, no CAP_SYS_ADMIN, a /proc it will not mount), the harness fails and says why.
 """
 
 # Everything the guard patches is imported before the address-space limit is set.
@@ -58,6 +65,7 @@ CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -90,6 +98,7 @@ LAYERS = {
     "uid": "private uid",
     "capabilities": "none",
 }
+LAYERS_ROOTLESS = {**LAYERS, "uid": "the grading user's, as uid 0 of a user namespace"}
 
 # LiveCodeBench prepends this to every program (lcb_runner/evaluation/testing_util.py).
 LCB_IMPORTS = (
@@ -134,18 +143,42 @@ def _mount(libc, source, target, fstype, flags, data=None) -> None:
     _check(result, f"mount({source}, {target}, {fstype})")
 
 
-def enter_namespaces(libc) -> None:
-    """New mount, PID (for the children), network, IPC and UTS namespaces; mounts stay private."""
+def enter_namespaces(libc, rootless: bool) -> None:
+    """New mount, PID (for the children), network, IPC and UTS namespaces; mounts stay private.
+
+    Rootless, inside a new user namespace too, where this user becomes uid 0 (and gid 0).
+    """
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    _check(libc.unshare(flags), "unshare(mount, pid, net, ipc, uts namespaces)")
+    if not rootless:
+        _check(libc.unshare(flags), "unshare(mount, pid, net, ipc, uts namespaces)")
+    else:
+        uid, gid = os.geteuid(), os.getegid()
+        _check(libc.unshare(CLONE_NEWUSER | flags), "unshare(user, mount, pid, net, ipc, uts)")
+        maps = {"setgroups": "deny", "uid_map": f"0 {uid} 1", "gid_map": f"0 {gid} 1"}
+        for name, text in maps.items():
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+                f.write(text)
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)  # nothing propagates back to the machine
+
+
+# What a remount must keep (in a user namespace the kernel locks them): statvfs bit -> mount flag.
+_KEPT_FLAGS = {
+    os.ST_NOEXEC: MS_NOEXEC,
+    os.ST_NOATIME: 1024,  # MS_NOATIME
+    os.ST_NODIRATIME: 2048,  # MS_NODIRATIME
+    os.ST_RELATIME: 1 << 21,  # MS_RELATIME
+}
+
+
+def _remount(libc, source: str, target: str, flags: int) -> None:
+    have = os.statvfs(source).f_flag
+    flags |= sum(ms for st, ms in _KEPT_FLAGS.items() if have & st)
+    _mount(libc, None, target, None, MS_BIND | MS_REMOUNT | flags)
 
 
 def _bind_read_only(libc, source: str, target: str) -> None:
     _mount(libc, source, target, None, MS_BIND)
-    noexec = MS_NOEXEC if os.statvfs(source).f_flag & os.ST_NOEXEC else 0
-    flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | noexec
-    _mount(libc, None, target, None, flags)
+    _remount(libc, source, target, MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _bind_file(libc, source: str, target: str, read_only: bool) -> None:
@@ -155,7 +188,7 @@ def _bind_file(libc, source: str, target: str, read_only: bool) -> None:
         _bind_read_only(libc, source, target)
     else:  # a device: writable, but nothing on it can be set-uid or executed
         _mount(libc, source, target, None, MS_BIND)
-        _mount(libc, None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC)
+        _remount(libc, source, target, MS_NOSUID | MS_NOEXEC)
 
 
 def _interpreter_prefixes() -> list[str]:
@@ -200,7 +233,7 @@ def build_root(libc, root: str, cfg: dict, uid: int) -> None:
 
 def enter_root(libc, root: str) -> None:
     """(init) Mount /proc for the new PID namespace, pivot into ``root``, detach the old root."""
-    # hidepid=2: the program (another uid) does not even see init.
+    # hidepid=2: the program (another uid, unless rootless) does not even see init.
     _mount(libc, "proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     machine = os.uname().machine
     number = SYS_PIVOT_ROOT.get(machine)
@@ -226,14 +259,15 @@ class _CapData(ctypes.Structure):
     ]
 
 
-def drop_privileges(libc, uid: int, last_cap: int) -> None:
+def drop_privileges(libc, uid: int, last_cap: int, rootless: bool) -> None:
     """(program) Empty every capability set, the bounding set included; become ``uid``."""
     for cap in range(last_cap + 1):
         _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"prctl(PR_CAPBSET_DROP, {cap})")
     _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient caps")
-    os.setgroups([])
+    if not rootless:  # a user namespace denies setgroups, and its one gid has no groups
+        os.setgroups([])
     os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)  # without PR_SET_KEEPCAPS this empties permitted and effective
+    os.setresuid(uid, uid, uid)  # root -> uid without PR_SET_KEEPCAPS empties permitted/effective
     header, data = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
     _check(libc.capset(ctypes.byref(header), data), "capset(no capabilities)")
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
@@ -496,15 +530,14 @@ def main() -> None:
             cfg = json.load(f)
         with open(cfg["program_path"], encoding="utf-8") as f:
             source = f.read()
-        if os.geteuid() != 0:
-            raise PermissionError("the sandbox harness must start as root")
+        rootless = os.geteuid() != 0
         with open("/proc/sys/kernel/cap_last_cap", encoding="utf-8") as f:
             last_cap = int(f.read())
         libc = _libc()
-        uid = SANDBOX_UID_BASE + os.getpid()
+        uid = 0 if rootless else SANDBOX_UID_BASE + os.getpid()
         root = os.path.realpath(os.getcwd())
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        enter_namespaces(libc)
+        enter_namespaces(libc, rootless)
         build_root(libc, root, cfg, uid)
         lifeline_r, lifeline_w = os.pipe()  # init's way to see that this process is gone
         init_pid = os.fork()
@@ -512,14 +545,14 @@ def main() -> None:
         _fail(exc)
     if init_pid == 0:
         os.close(lifeline_w)
-        run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd)
+        run_init(libc, cfg, source, (uid, rootless), last_cap, root, lifeline_r, outcome_fd)
     for fd in (0, 1, outcome_fd, _status.fileno()):  # init and the program hold their own
         os.close(fd)
     os.waitpid(init_pid, 0)
     os._exit(0)
 
 
-def run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd) -> None:
+def run_init(libc, cfg, source, who, last_cap, root, lifeline_r, outcome_fd) -> None:
     """PID 1: run the program as PID 2, report how it ended; never returns."""
     try:
         _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
@@ -532,7 +565,7 @@ def run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd) -> 
     if program_pid == 0:
         os.close(outcome_fd)  # the program must not be able to forge its own ending
         os.close(lifeline_r)
-        run_sandboxed(libc, cfg, source, uid, last_cap)
+        run_sandboxed(libc, cfg, source, who, last_cap)
     for fd in (0, 1, _status.fileno()):  # hold no pipe or file of the program's open
         os.close(fd)
     _, wait_status = os.waitpid(program_pid, 0)
@@ -544,20 +577,21 @@ def run_init(libc, cfg, source, uid, last_cap, root, lifeline_r, outcome_fd) -> 
     os._exit(0)  # the kernel now kills everything left in the PID namespace
 
 
-def run_sandboxed(libc, cfg, source, uid, last_cap) -> None:
+def run_sandboxed(libc, cfg, source, who, last_cap) -> None:
     """PID 2: drop every privilege, set the limits and the guard, run the program."""
+    uid, rootless = who
     try:
         os.chdir(WORKDIR)
         os.environ.update(PROGRAM_ENV)
         # Under memory pressure the kernel kills sandboxed processes before anything else.
         with open("/proc/self/oom_score_adj", "w", encoding="ascii") as f:
             f.write("1000")
-        drop_privileges(libc, uid, last_cap)
+        drop_privileges(libc, uid, last_cap, rootless)
         set_limits(cfg)
         install_guard(WORKDIR)
     except BaseException as exc:  # noqa: BLE001
         _fail(exc)
-    report(layers=LAYERS)
+    report(layers=LAYERS_ROOTLESS if rootless else LAYERS)
     run_program(cfg, source)
 
 
