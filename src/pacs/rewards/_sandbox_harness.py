@@ -28,8 +28,9 @@ The root is one tmpfs of ``scratch_mb`` MB (nosuid, nodev) holding read-only bin
 /bin, /lib... or their symlinks), of the interpreter's prefix, of /etc/ld.so.cache and
 /etc/localtime, the devices null, zero, full, random and urandom, and three writable folders:
 /work (the program's working directory, its uid's alone), /tmp and /dev/shm. Nothing else of the
-machine is visible: no tests, no other sandbox, no /root, /home, /etc/shadow, /sys. Whatever the
-program writes anywhere counts against the one tmpfs limit and is gone when the namespace ends.
+machine is visible: no tests, no other sandbox, no /home, /etc/shadow, /sys, nothing of /root but
+the interpreter's prefix when it lives there. Whatever the program writes (/work, /tmp, /dev/shm)
+counts against the one tmpfs limit and is gone when the namespace ends.
 There is no network at all (only a down loopback device).
 
 Started by a user other than root, the harness runs *rootless*: the same namespaces inside a new

@@ -11,14 +11,15 @@ Tests follow LiveCodeBench's schema: ``{"input": str, "output": str, "testtype":
   JSON and is compared here, so a returned object with a rigged ``__eq__`` cannot pass.
 
 Every test runs in a fresh sandbox; see ``_sandbox_harness.py`` for its layers: private mount,
-PID, network, IPC and UTS namespaces, a root holding only what Python needs plus a size-limited
-scratch tmpfs (/work, /tmp, /dev/shm), a uid of its own, no capabilities, rlimits and a
-Python-level guard. The tests never enter the sandbox: stdin arrives on a pipe and outputs are
-compared here. ``os.system``, ``subprocess`` and ``os.fork`` are BLOCKED: they raise
-PermissionError, so the test is a ``runtime_error``; a process forked through ctypes dies with
-its program (the PID namespace ends with it). The parent kills the sandbox at the wall-clock limit.
+PID, network, IPC and UTS namespaces, a root holding only what Python needs (programs may import
+the standard library only) plus a size-limited scratch tmpfs (/work, /tmp, /dev/shm, gone with
+the sandbox), a uid of its own, no capabilities, rlimits and a Python-level guard. The tests never
+enter the sandbox: stdin arrives on a pipe and outputs are compared here. ``os.system``,
+``subprocess`` and ``os.fork`` are BLOCKED: they raise PermissionError, so the test is a
+``runtime_error``; a process forked through ctypes dies with its program (the PID namespace ends
+with it). The parent kills the sandbox at the wall-clock limit.
 
-As root, each program also gets a uid of its own. Started by another user, the sandbox runs
+The private uid needs root. Started by another user, the sandbox runs
 *rootless* (the same namespaces inside a user namespace, the program as the grading user with no
 capabilities): a weaker mode that every result marks, ``details["sandbox"] == "rootless"``
 (``"root"`` otherwise). Where the kernel refuses a layer (no user namespaces, no CAP_SYS_ADMIN),
