@@ -129,6 +129,7 @@ def test_a_program_cannot_read_the_real_benchmark_file(shared_data):
         "    for test in json.loads(row['public_test_cases']):\n"
         "        if test['input'] == question:\n"
         "            print(test['output'])\n"
+        "            raise SystemExit\n"
         "print('no tests found')\n"
     )
     result, _ = grade(program, tests)
