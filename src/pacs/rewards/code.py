@@ -19,10 +19,9 @@ enter the sandbox: stdin arrives on a pipe and outputs are compared here. ``os.s
 ``runtime_error``; a process forked through ctypes dies with its program (the PID namespace ends
 with it). The parent kills the sandbox at the wall-clock limit.
 
-The private uid needs root. Started by another user, the sandbox runs
-*rootless* (the same namespaces inside a user namespace, the program as the grading user with no
-capabilities): a weaker mode that every result marks, ``details["sandbox"] == "rootless"``
-(``"root"`` otherwise). Where the kernel refuses a layer (no user namespaces, no CAP_SYS_ADMIN),
+The private uid needs root. Started by another user, the sandbox runs *rootless* (the same
+namespaces inside a user namespace, the program as the grading user with no capabilities): a
+weaker mode that every result marks, ``details["sandbox"] == "rootless"`` (``"root"`` otherwise). Where the kernel refuses a layer (no user namespaces, no CAP_SYS_ADMIN),
 grading raises :class:`SandboxUnavailable` instead of running programs with fewer layers.
 """
 
@@ -284,8 +283,8 @@ def _read(f) -> bytes:
 def _spawn_and_wait(
     config_path, mount_point, stdin: bytes, stdout, stderr, status, timeout_s
 ) -> dict | None:
-    """Run the harness; how the program ended ({"exit": code} or {"signal": number}), or None
-    when we killed the sandbox at the wall limit or it died without saying."""
+    """Run the harness; how the program ended: {"exit": code} or {"signal": number} as init
+    reported it, {} when nothing was reported, None when we killed the sandbox at the wall limit."""
     outcome_r, outcome_w = os.pipe()  # written by the sandbox's init only, never the program
     try:
         proc = subprocess.Popen(
@@ -463,7 +462,7 @@ def grade(
 
 
 def sandbox_mode() -> str:
-    """ "root" (every layer, a private uid per program) or "rootless" (see the module docstring)."""
+    """Which sandbox graded: "root" (a private uid per program) or "rootless" (see the top)."""
     return "root" if sandbox_layers()["uid"] == "private uid" else "rootless"
 
 
