@@ -46,16 +46,19 @@ fetch: setup
 ## a second launch resumes for step 3, HF merge, then HF evaluation of the merged model.
 ## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU). Outputs in results/verl_smoke/.
 VERL_DEVICE ?= auto
+# Extra Hydra overrides for both launches, e.g. on a GPU without flash-attn:
+#   VERL_SMOKE_OVERRIDES=+actor_rollout_ref.model.override_config.attn_implementation=sdpa
+VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
 verl-smoke: setup
 	rm -rf $(VERL_SMOKE)
 	$(BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
 	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
 	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
-	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base trainer.total_training_steps=2
+	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES) trainer.total_training_steps=2
 	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
 	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
-	  -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base
+	  -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES)
 	$(BIN)/python -m pacs.evaluation.generate --backend hf --model $(VERL_SMOKE)/train/model \
 	  --benchmark-file $(VERL_SMOKE)/data/test.jsonl --out $(VERL_SMOKE)/eval/samples.jsonl \
 	  --n 2 --max-new-tokens 24
