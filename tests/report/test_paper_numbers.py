@@ -1,4 +1,8 @@
-"""paper_numbers.csv must hold exactly the numbers of ../shared/paper_numbers.md, each in its place."""
+"""paper_numbers.csv must hold exactly the numbers of the paper, each in its place.
+
+The reference is a markdown transcription of the paper's tables that the maintainers keep outside
+the repository, beside the real data copies; like the data tests, these skip when it is absent.
+"""
 
 from __future__ import annotations
 
