@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import tempfile
 import time
 
 import pytest
@@ -23,25 +21,6 @@ def run(program: str, tests=None, **kwargs) -> tuple[C.CodeResult, float]:
         program, tests or STDIN_TEST, timeout_s=kwargs.pop("timeout_s", LIMIT), **kwargs
     )
     return result, time.monotonic() - start
-
-
-@pytest.fixture
-def private_tmp(tmp_path, monkeypatch):
-    """Sandbox folders under this test's tmp_path, so leftover processes can be found by path."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    return tmp_path
-
-
-def _processes_under(path) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(path).encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
 
 
 def test_a_correct_program_passes_and_a_wrong_one_fails():
@@ -68,16 +47,13 @@ def test_os_fork_bomb_is_blocked():
     assert elapsed < BOUND
 
 
-def test_ctypes_fork_bomb_is_contained_and_cleaned_up(private_tmp):
+def test_ctypes_fork_bomb_is_contained_and_cleaned_up(private_tmp, leftover_processes):
     # Bypasses the Python guard: libc fork() directly. RLIMIT_NPROC of the sandbox's own uid caps
     # it, and the whole PID namespace dies at the limit.
     bomb = "import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()\n"
     result, elapsed = run(bomb)
     assert result.tests_status == ["timeout"] and elapsed < BOUND
-    deadline = time.monotonic() + 5
-    while _processes_under(private_tmp) and time.monotonic() < deadline:
-        time.sleep(0.1)  # killed processes may take a moment to be reaped by init
-    assert _processes_under(private_tmp) == []
+    assert leftover_processes(private_tmp, wait_s=5.0) == []
 
 
 def test_os_system_is_blocked_and_its_command_never_runs(tmp_path):

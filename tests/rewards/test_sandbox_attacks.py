@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,43 +35,6 @@ def grade(program: str, tests=None, **limits):
 
 def expect_output(text: str) -> list[dict]:
     return [{"input": "", "output": text, "testtype": "stdin"}]
-
-
-@pytest.fixture
-def private_tmp(tmp_path, monkeypatch):
-    """Sandbox folders under this test's tmp_path, so leftover processes can be found by path."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    yield tmp_path
-    for pid in _processes_under(tmp_path):  # what an attack on a broken sandbox left running
-        _kill(pid)
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _processes_under(path) -> list[int]:
-    """Processes whose command line names ``path`` (every sandbox process names its config)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(path).encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
-def _leftover_processes(path, wait_s: float = 2.0) -> list[int]:
-    """Processes still alive under ``path`` after ``wait_s`` (killed ones need a moment)."""
-    deadline = time.monotonic() + wait_s
-    while _processes_under(path) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return _processes_under(path)
 
 
 @pytest.fixture
@@ -243,15 +205,15 @@ def _code_row(program: str, pid: str) -> tuple[dict, str]:
     return row, f"```python\n{program}\n```"
 
 
-def test_kill_minus_one_does_not_reach_a_program_graded_beside_it(private_tmp):
+def test_kill_minus_one_does_not_reach_a_program_graded_beside_it(private_tmp, leftover_processes):
     victim = _code_row(VICTIM.format(sleep=1.0), "victim")
     attacker = _code_row(KILL_EVERYTHING.format(seconds=2.0) + "print(7)\n", "attacker")
     results = grade_rows([victim[0], attacker[0]], [victim[1], attacker[1]], workers=2)
     assert results[0].score == 1.0, results[0].details
-    assert _leftover_processes(private_tmp) == []
+    assert leftover_processes(private_tmp) == []
 
 
-def test_a_setsid_daemon_dies_with_its_program_and_spares_the_next_ones(private_tmp):
+def test_a_setsid_daemon_dies_with_its_program_and_spares_the_next_ones(private_tmp, leftover_processes):
     # The daemon leaves the process group and kills everything it can for 4 s; before, it failed
     # the next three correct programs.
     daemon = (
@@ -268,18 +230,18 @@ def test_a_setsid_daemon_dies_with_its_program_and_spares_the_next_ones(private_
     for _ in range(3):
         result, _ = grade(VICTIM.format(sleep=0.3))
         assert result.score == 1.0, result.details
-    assert _leftover_processes(private_tmp) == []
+    assert leftover_processes(private_tmp) == []
 
 
-def test_a_sleeping_child_does_not_outlive_its_program(private_tmp):
+def test_a_sleeping_child_does_not_outlive_its_program(private_tmp, leftover_processes):
     # RLIMIT_CPU never stops a sleeper; only killing the program's whole namespace does.
     sleeper = LIBC + "import time\nif libc.fork() == 0:\n    libc.setsid()\n    time.sleep(60)\n"
     result, _ = grade(sleeper + "else:\n    print(7)\n")
     assert result.score == 1.0, result.details
-    assert _leftover_processes(private_tmp, wait_s=1.0) == []
+    assert leftover_processes(private_tmp, wait_s=1.0) == []
 
 
-def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(private_tmp):
+def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(private_tmp, leftover_processes):
     # A thread for deep recursion is a common competitive-programming idiom; when every sandbox
     # shared one uid, a fork bomb used up its process limit and the thread could not start.
     bomb = LIBC + "while True:\n    libc.fork()\n"
@@ -292,10 +254,10 @@ def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(private_t
     results = grade_rows([r[0] for r in rows], [r[1] for r in rows], workers=2)
     assert results[0].details["tests_status"] == ["timeout"]
     assert results[1].score == 1.0, results[1].details
-    assert _leftover_processes(private_tmp) == []
+    assert leftover_processes(private_tmp) == []
 
 
-def test_a_ctypes_fork_bomb_holds_at_most_nproc_processes(private_tmp):
+def test_a_ctypes_fork_bomb_holds_at_most_nproc_processes(private_tmp, leftover_processes):
     # Each process may use memory_mb of address space, so this bounds the memory a bomb holds.
     program = (
         LIBC
@@ -308,7 +270,7 @@ def test_a_ctypes_fork_bomb_holds_at_most_nproc_processes(private_tmp):
     )
     result, _ = grade(program, expect_output("bounded"))
     assert result.score == 1.0, result.details
-    assert _leftover_processes(private_tmp) == []
+    assert leftover_processes(private_tmp) == []
 
 
 def test_a_program_cannot_write_into_the_work_dir_of_another(private_tmp):
@@ -416,13 +378,13 @@ def test_the_program_cannot_regain_privileges_in_a_new_user_namespace():
     assert result.score == 1.0, result.details
 
 
-def test_grading_in_parallel_threads_stays_correct(private_tmp):
+def test_grading_in_parallel_threads_stays_correct(private_tmp, leftover_processes):
     # Each sandbox gets a uid and namespace of its own; many at once must not collide.
     good = SUM + "print(a + b)\n"
     rows = [_code_row(good if i % 2 == 0 else good.replace("+", "*"), f"p{i}") for i in range(8)]
     results = grade_rows([r[0] for r in rows], [r[1] for r in rows], workers=4)
     assert [r.score for r in results] == [1.0, 0.0] * 4
-    assert _leftover_processes(private_tmp) == []
+    assert leftover_processes(private_tmp) == []
 
 
 def test_a_machine_without_namespaces_refuses_to_grade():
@@ -514,7 +476,7 @@ def _python_for_nobody() -> str | None:
     return None
 
 
-def test_rootless_mode_contains_the_attacks_and_marks_its_results(token):
+def test_rootless_mode_contains_the_attacks_and_marks_its_results(token, leftover_processes):
     # Started by a user other than root, the sandbox runs in a user namespace: every layer but
     # the private uid, and each result says so.
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -548,7 +510,7 @@ def test_rootless_mode_contains_the_attacks_and_marks_its_results(token):
         )
         assert done.returncode == 0, done.stderr[-2000:]
         got = json.loads(done.stdout)
-        leftovers = _leftover_processes(home)
+        leftovers = leftover_processes(home)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert got["layers"]["uid"] == "the grading user's, as uid 0 of a user namespace"
