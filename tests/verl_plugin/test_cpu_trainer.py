@@ -7,7 +7,9 @@ from it for step 3, the HF merge, and ``pacs.evaluation.generate --backend hf`` 
 
 The logged loss is checked against ``pacs.core_algos.pacs_loss`` recomputed from the tensors the
 actor's loss saw (``PACS_LOSS_DUMP_DIR``, pacs.verl_plugin.worker) — an independent path through
-the math, verl's micro-batch summation and its metric aggregation.
+the math, verl's micro-batch summation and its metric aggregation. The smoke model is SFT-warmed
+(``models.tiny.sft`` in configs/verl_smoke.yaml) so that groups hold both labels: the check then
+covers class weights other than 1, not only the trivial all-wrong batch of an untrained model.
 """
 
 from __future__ import annotations
@@ -72,6 +74,13 @@ def _pad(x: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(x, (0, width - x.shape[1]))
 
 
+def _labels_and_weights(record: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The [B] labels and class weights a dumped micro-batch carried (signed weight per token)."""
+    mask = record["response_mask"].bool()
+    signed = record["advantages"].gather(-1, mask.int().argmax(-1, keepdim=True)).squeeze(-1)
+    return (signed > 0).float(), signed.abs()
+
+
 def _recomputed_step_loss(records: list[dict]) -> float:
     """Mean over the step's mini-batches of pacs_loss on each mini-batch (its micro-batches)."""
     from pacs.core_algos import pacs_loss
@@ -86,18 +95,17 @@ def _recomputed_step_loss(records: list[dict]) -> float:
             for k in recs[0]
             if k.endswith(("prob", "advantages", "mask"))
         }
-        mask = cat["response_mask"].bool()
-        signed = cat["advantages"].gather(-1, mask.int().argmax(-1, keepdim=True)).squeeze(-1)
+        labels, weights = _labels_and_weights(cat)
         loss, _ = pacs_loss(
             cat["log_prob"],
             cat["old_log_prob"],
-            mask,
-            (signed > 0).float(),
+            cat["response_mask"].bool(),
+            labels,
             GROUP,
             beta=1.0,
             score="rloo",
             use_weight=True,
-            weights=signed.abs(),
+            weights=weights,
             reduction="mean",
         )
         losses.append(loss.item())
@@ -149,21 +157,46 @@ def test_checkpoint_resume_and_summary(smoke_run):
     assert len(sorted((smoke_run / "dump2").glob("rank0-*.pt"))) == 4
 
 
+def _step_dumps(smoke_run: Path) -> dict[int, list[Path]]:
+    """Each step's 4 micro-batch dumps: steps 1-2 from the first launch, 3 from the resumed one."""
+    first = sorted((smoke_run / "dump1").glob("rank0-*.pt"))
+    assert len(first) == 8
+    return {1: first[:4], 2: first[4:], 3: sorted((smoke_run / "dump2").glob("rank0-*.pt"))}
+
+
 def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(smoke_run):
+    from pacs.core_algos import balanced_weights
+
     rows = {
         json.loads(l)["step"]: json.loads(l)
         for l in (smoke_run / "train" / "metrics.jsonl").read_text().splitlines()
     }
-    dumps = {
-        1: sorted((smoke_run / "dump1").glob("rank0-*.pt"))[:4],
-        3: sorted((smoke_run / "dump2").glob("rank0-*.pt")),
-    }
+    dumps = _step_dumps(smoke_run)
+    mixed_steps, unbalanced_steps = [], []
     for step, files in dumps.items():
         records = [torch.load(f) for f in files]
         assert all(
             r["log_prob"].shape[0] == GROUP for r in records
         )  # one whole group per micro-batch
+        mixed_groups, unbalanced = 0, False
+        for record in records:
+            labels, weights = _labels_and_weights(record)
+            # the driver's weights are the per-group class-balanced weights of these labels
+            assert torch.allclose(weights, balanced_weights(labels, GROUP))
+            mixed_groups += 0 < labels.sum().item() < GROUP
+            unbalanced |= not torch.allclose(weights, torch.ones_like(weights))
+        assert rows[step]["mixed_frac"] == pytest.approx(mixed_groups / len(records))
+        if mixed_groups:
+            mixed_steps.append(step)
+        if unbalanced:
+            unbalanced_steps.append(step)
         assert rows[step]["loss"] == pytest.approx(_recomputed_step_loss(records), abs=1e-6)
+    # The SFT-warmed model (train pass@1 ~0.4) puts both labels in some group of some step, and a
+    # 3:1 group (weights 2/3 and 2, not 1) somewhere, so the equality above is not only the
+    # all-wrong case. Not asserted per step: the rollout's sampling differs from run to run.
+    rewards = {s: rows[s]["reward_mean"] for s in rows}
+    assert mixed_steps, f"no group held both labels; reward_mean per step: {rewards}"
+    assert unbalanced_steps, f"no group had class weights other than 1; reward_mean: {rewards}"
     # step 1, first micro-batch: no optimizer step yet, the policy is still the rollout policy
     first = torch.load(dumps[1][0])
     mask = first["response_mask"].bool()

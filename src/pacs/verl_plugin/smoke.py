@@ -7,9 +7,14 @@ writes, under ``--out``:
   benchmark file that ``pacs.evaluation.generate`` reads);
 - ``data/train.parquet``: the train split in verl's RL parquet schema (as ``pacs.data.train``
   writes DeepScaleR), rewarded by ``pacs.rewards.math``;
-- ``model/base``: the tiny model and tokenizer (``pacs.tiny.build``), untrained: the smoke run
-  proves the machinery, not learning.
-No network, no hub. Pure Python (no verl import).
+- ``model/base``: the tiny model and tokenizer (``pacs.tiny.build``), warmed up by the tiny
+  profile's SFT (``pacs.tiny.sft.run_sft`` with ``models.<model>.sft``) so that some sampled
+  responses are correct: the RL groups then hold both labels and the PACS class weights differ
+  from 1, instead of the trivial all-wrong batch of an untrained model. ``sft_summary.json``
+  there records the SFT settings, its final loss and the sampled pass@1 on the train split at
+  the rollout's settings (``train.max_new_tokens``, temperature ``train.temperature``).
+No network, no hub. Pure Python (no verl import). Deterministic: seeded build, seeded SFT batches
+and ``threads_per_job`` torch threads.
 """
 
 from __future__ import annotations
@@ -18,11 +23,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from pacs.config import load_config
 from pacs.data.synthetic import write_splits
 from pacs.data.train import write_parquet
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
-from pacs.tiny.common import read_jsonl
+from pacs.tiny.common import eval_pass_at_1, read_jsonl
+from pacs.tiny.sft import SUMMARY_NAME, run_sft
 
 DATA_SOURCE = "synthetic"
 
@@ -59,9 +67,49 @@ def prepare(config: Path, out: Path, model_key: str = "tiny") -> dict[str, Path]
     tokenizer = build_tokenizer(
         corpus_from_rows(read_jsonl(paths["sft"])), build_cfg.pop("vocab_size", 384)
     )
+    model = build_model(tokenizer, seed=0, **build_cfg)
+    summary = warm_up(model, tokenizer, read_jsonl(paths["sft"]), train_rows, cfg, model_key)
     model_dir = out / "model" / "base"
-    save_pretrained(build_model(tokenizer, seed=0, **build_cfg), tokenizer, model_dir)
+    save_pretrained(model, tokenizer, model_dir, extra_json={SUMMARY_NAME: summary})
+    print(
+        f"sft: {summary['steps']} steps, loss {summary['final_loss']:.3f}, "
+        f"train pass@1 {summary['train_pass_at_1']:.3f} at the rollout's settings"
+    )
     return {"train_parquet": parquet, "test": paths["test"], "model": model_dir}
+
+
+def warm_up(
+    model, tokenizer, sft_rows: list[dict], train_rows: list[dict], cfg: dict, model_key: str
+) -> dict[str, Any]:
+    """SFT ``model`` in place with ``models.<model_key>.sft``; return its summary."""
+    sft_cfg = cfg["models"][model_key]["sft"]
+    losses = run_sft(
+        model,
+        tokenizer,
+        sft_rows,
+        sft_cfg["steps"],
+        sft_cfg["batch_size"],
+        sft_cfg["lr"],
+        sft_cfg.get("seed", 0),
+    )
+    train = cfg["train"]
+    pass_at_1 = eval_pass_at_1(
+        model,
+        tokenizer,
+        train_rows,
+        train["group_size"],
+        max_new_tokens=train["max_new_tokens"],
+        temperature=train["temperature"],
+        top_p=1.0,
+        seed=sft_cfg.get("seed", 0),
+    )
+    return {
+        **{k: sft_cfg[k] for k in ("steps", "batch_size", "lr")},
+        "seed": sft_cfg.get("seed", 0),
+        "final_loss": sum(losses[-10:]) / max(len(losses[-10:]), 1),
+        "train_pass_at_1": pass_at_1,
+        "train_samples_per_problem": train["group_size"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--model", default="tiny", help="model key under models:")
     args = parser.parse_args(argv)
+    # a fixed thread count keeps the SFT's float reductions, hence the base model, reproducible
+    torch.set_num_threads(int(load_config(args.config).get("threads_per_job", 1)))
     for name, path in prepare(args.config, args.out, args.model).items():
         print(f"{name}: {path}")
     return 0
