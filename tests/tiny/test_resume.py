@@ -18,39 +18,17 @@ from pacs.tiny.common import read_jsonl
 RUN_TRAIN = {"steps": 2, "save_every": 1, "eval_every": 2}
 
 
-def _args(tiny_env, config, out, method="pacs", seed=0, *extra) -> list[str]:
-    return [
-        "--config",
-        str(config),
-        "--method",
-        method,
-        "--seed",
-        str(seed),
-        "--base",
-        str(tiny_env["base"]),
-        "--train-data",
-        str(tiny_env["train"]),
-        "--eval-data",
-        str(tiny_env["test"]),
-        "--out",
-        str(out),
-        "--threads",
-        "1",
-        *map(str, extra),
-    ]
-
-
 def _write_config(path, small_config, **train):
     path.write_text(json.dumps(small_config(**{**RUN_TRAIN, **train})))  # JSON is YAML
     return path
 
 
 @pytest.fixture(scope="module")
-def finished_run(tiny_env, small_config, tmp_path_factory):
+def finished_run(tiny_env, small_config, tmp_path_factory, train_args):
     """A finished 2-step ``pacs`` run (seed 0, lr 1e-4), copied per test."""
     root = tmp_path_factory.mktemp("finished_run")
     config = _write_config(root / "config.yaml", small_config, lr=1e-4)
-    tt.main(_args(tiny_env, config, root / "run"))
+    tt.main(train_args(config, root / "run"))
     return root
 
 
@@ -85,14 +63,14 @@ CHANGES = {
 
 @pytest.mark.parametrize("case", list(CHANGES))
 def test_a_changed_run_is_refused_and_the_old_run_kept(
-    case, tiny_env, small_config, finished_run, run_copy, tmp_path
+    case, tiny_env, small_config, finished_run, run_copy, tmp_path, train_args
 ):
     method, seed, train, key = CHANGES[case]
     config = _write_config(tmp_path / "changed.yaml", small_config, **train)
     before = {p.name: p.read_bytes() for p in run_copy.iterdir() if p.is_file()}
 
     with pytest.raises(SystemExit) as exc:
-        tt.main(_args(tiny_env, config, run_copy, method, seed))
+        tt.main(train_args(config, run_copy, method, seed))
 
     message = str(exc.value)
     assert str(run_copy / tt.CHECKPOINT_NAME) in message
@@ -119,16 +97,16 @@ def test_refusal_lists_the_differing_keys(tiny_env, small_config, finished_run, 
 
 
 def test_restart_trains_the_new_settings_from_scratch(
-    tiny_env, small_config, finished_run, run_copy, tmp_path
+    tiny_env, small_config, finished_run, run_copy, tmp_path, train_args
 ):
     """The reported bug: a finished run restarted with another lr trained 0 steps and kept the
     old weights. With --on-mismatch restart it equals a fresh run of the new settings."""
     config = _write_config(tmp_path / "lr.yaml", small_config, lr=3e-4)
     fresh = tmp_path / "fresh"
-    tt.main(_args(tiny_env, config, fresh))
+    tt.main(train_args(config, fresh))
     old_weights = _weights(run_copy)
 
-    tt.main(_args(tiny_env, config, run_copy, "pacs", 0, "--on-mismatch", "restart"))
+    tt.main(train_args(config, run_copy, "pacs", 0, "--on-mismatch", "restart"))
 
     assert _same_weights(run_copy, fresh)
     assert not all(torch.equal(old_weights[k], _weights(run_copy)[k]) for k in old_weights)
@@ -143,11 +121,11 @@ def test_restart_trains_the_new_settings_from_scratch(
 
 
 def test_restart_of_another_method_leaves_no_old_rows(
-    tiny_env, small_config, finished_run, run_copy, tmp_path
+    tiny_env, small_config, finished_run, run_copy, tmp_path, train_args
 ):
     """A PACS run restarted as GRPO: no PACS metrics rows under a GRPO summary."""
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
-    tt.main(_args(tiny_env, config, run_copy, "grpo", 0, "--on-mismatch", "restart"))
+    tt.main(train_args(config, run_copy, "grpo", 0, "--on-mismatch", "restart"))
     rows = read_jsonl(run_copy / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2]
     assert all("psi_mean" not in r and "clipfrac" in r for r in rows)
@@ -155,24 +133,24 @@ def test_restart_of_another_method_leaves_no_old_rows(
 
 
 def test_restart_with_unchanged_settings_still_resumes(
-    tiny_env, small_config, finished_run, run_copy, tmp_path
+    tiny_env, small_config, finished_run, run_copy, tmp_path, train_args
 ):
     """--on-mismatch restart only acts on a mismatch (Snakemake always passes it)."""
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
     weights = _weights(run_copy)
-    tt.main(_args(tiny_env, config, run_copy, "pacs", 0, "--on-mismatch", "restart"))
+    tt.main(train_args(config, run_copy, "pacs", 0, "--on-mismatch", "restart"))
     assert json.loads((run_copy / "summary.json").read_text())["resumed"] is True
     assert all(torch.equal(weights[k], _weights(run_copy)[k]) for k in weights)
     assert len(read_jsonl(run_copy / "metrics.jsonl")) == 2
 
 
 def test_extending_the_step_budget_resumes_like_one_long_run(
-    tiny_env, small_config, finished_run, run_copy, tmp_path
+    tiny_env, small_config, finished_run, run_copy, tmp_path, train_args
 ):
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
     long = tmp_path / "long"
-    tt.main(_args(tiny_env, config, long, "pacs", 0, "--steps", 4))
-    tt.main(_args(tiny_env, config, run_copy, "pacs", 0, "--steps", 4))
+    tt.main(train_args(config, long, "pacs", 0, "--steps", 4))
+    tt.main(train_args(config, run_copy, "pacs", 0, "--steps", 4))
 
     assert json.loads((run_copy / "summary.json").read_text())["resumed"] is True
     assert _same_weights(run_copy, long)
@@ -241,14 +219,16 @@ def test_fingerprint_covers_the_base_model_and_the_data(tiny_env, small_config, 
     ) == ["train_data"]
 
 
-def test_checkpoint_without_fingerprint_is_refused(tiny_env, small_config, run_copy, tmp_path):
+def test_checkpoint_without_fingerprint_is_refused(
+    tiny_env, small_config, run_copy, tmp_path, train_args
+):
     path = run_copy / tt.CHECKPOINT_NAME
     ckpt = torch.load(path, weights_only=False)
     del ckpt["fingerprint"]
     torch.save(ckpt, path)
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
     with pytest.raises(SystemExit, match="no run fingerprint"):
-        tt.main(_args(tiny_env, config, run_copy))
+        tt.main(train_args(config, run_copy))
 
 
 # --------------------------------------------------------------------- broken and partial writes
@@ -256,14 +236,14 @@ def test_checkpoint_without_fingerprint_is_refused(tiny_env, small_config, run_c
 
 @pytest.mark.parametrize("keep", [0.5, 0.0], ids=["truncated", "empty"])
 def test_unreadable_checkpoint_names_the_file_and_the_way_out(
-    keep, tiny_env, small_config, run_copy, tmp_path
+    keep, tiny_env, small_config, run_copy, tmp_path, train_args
 ):
     path = run_copy / tt.CHECKPOINT_NAME
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * keep)])
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
     with pytest.raises(SystemExit) as exc:
-        tt.main(_args(tiny_env, config, run_copy))
+        tt.main(train_args(config, run_copy))
     message = str(exc.value)
     assert str(path) in message and "truncated or corrupt" in message
     assert "Delete it to restart" in message

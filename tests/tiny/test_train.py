@@ -216,28 +216,13 @@ def _without_times(rows):
 
 
 @pytest.mark.parametrize("run_name", ["pacs_periodic", pytest.param("ppo", marks=pytest.mark.slow)])
-def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path):
+def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path, train_args):
     """Killed after step 4 (last checkpoint at 3) and restarted == one uninterrupted 6-step run."""
     cfg = small_config(steps=6, save_every=3, eval_every=2)
     cfg["runs"]["pacs_periodic"] = {"method": "pacs", "ref": "periodic", "ref_reset_every": 2}
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(cfg))  # JSON is YAML
-    common = [
-        "--config",
-        str(config),
-        "--method",
-        run_name,
-        "--seed",
-        "1",
-        "--base",
-        str(tiny_env["base"]),
-        "--train-data",
-        str(tiny_env["train"]),
-        "--eval-data",
-        str(tiny_env["test"]),
-        "--threads",
-        "1",
-    ]
+    common = train_args(config, None, run_name, 1)
     full, resumed = tmp_path / "full", tmp_path / "resumed"
 
     tt.main(common + ["--out", str(full)])
