@@ -20,6 +20,16 @@ DEFAULT_GRAD_CLIP = 1.0
 # Qwen3's chat template thinks unless told otherwise, and verl renders training prompts with its
 # data.apply_chat_template_kwargs = {} by default: thinking on (see configs/paper.yaml).
 DEFAULT_ENABLE_THINKING = True
+# verl.attn_implementation: verl 0.9.1's own default. Remove-padding packs a micro-batch into one
+# sequence, which only flash-attention's varlen kernels attend to correctly.
+DEFAULT_ATTN_IMPLEMENTATION = "flash_attention_2"
+ATTN_PACKAGES = {  # attention implementation -> the module the training environment must import
+    "flash_attention_2": "flash_attn",
+    "flash_attention_3": "flash_attn_interface",
+    "sdpa": "torch",
+    "eager": "torch",
+}
+VARLEN_ATTN = ("flash_attention_2", "flash_attention_3")
 # Set on compute jobs, whose inputs are all local files (README, "Paper scale").
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -90,3 +100,19 @@ def model_source(model_cfg: dict[str, Any]) -> str:
     if not source:
         raise ValueError(f"model entry {model_cfg!r} needs `path` or `hf_id`")
     return str(source)
+
+
+def attn_implementation(cfg: dict[str, Any]) -> str:
+    """``verl.attn_implementation`` (actor, reference and critic), checked against
+    ``verl.use_remove_padding``, which needs a flash-attention (varlen) implementation."""
+    verl = cfg.get("verl") or {}
+    value = verl.get("attn_implementation", DEFAULT_ATTN_IMPLEMENTATION)
+    if value not in ATTN_PACKAGES:
+        raise ValueError(f"verl.attn_implementation must be one of {sorted(ATTN_PACKAGES)}, got {value!r}")
+    if verl.get("use_remove_padding", True) and value not in VARLEN_ATTN:
+        raise ValueError(
+            f"verl.use_remove_padding=true needs flash-attention's varlen kernels, but "
+            f"verl.attn_implementation={value!r}: set use_remove_padding: false, or "
+            "attn_implementation: flash_attention_2 (environment.yml installs flash-attn)"
+        )
+    return value

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pacs.config import enable_thinking, grad_clip, model_source
+from pacs.config import attn_implementation, enable_thinking, grad_clip, model_source
 
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
@@ -130,6 +130,8 @@ def _common(
         "+data.apply_chat_template_kwargs.enable_thinking": enable_thinking(cfg),
         "actor_rollout_ref.model.path": model_path(model),
         "actor_rollout_ref.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
+        # explicit, so a node without flash-attn fails the config check, not the actor load
+        "++actor_rollout_ref.model.override_config.attn_implementation": attn_implementation(cfg),
         "actor_rollout_ref.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
@@ -257,6 +259,9 @@ def _ppo(run: dict, train: dict, verl: dict, path: str, loss_agg_mode: str | Non
         "critic.strategy": verl.get("strategy", "fsdp2"),
         "critic.model.path": path,
         "critic.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
+        "++critic.model.override_config.attn_implementation": attn_implementation(
+            {"verl": verl}
+        ),
         "critic.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
