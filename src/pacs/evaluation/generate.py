@@ -8,7 +8,13 @@ Backends:
 
 - ``vllm`` (paper scale, App. C): ``LLM(enable_prefix_caching=True, gpu_memory_utilization=0.9,
   tensor_parallel_size=1, seed=S)`` and ``SamplingParams(n, temperature, top_p, max_tokens,
-  seed)``; each problem's request carries its own seed derived from (S, problem index).
+  seed)``; each problem's request carries its own seed derived from (S, problem index). Prompts
+  go in as token ids (``{"prompt_token_ids": [...]}``, vLLM 0.24's ``TokensPrompt``), tokenised
+  exactly as the hf backend does; a string prompt would be re-tokenised by vLLM with
+  ``add_special_tokens=True``. A completion whose ``finish_reason`` is not "stop" or "length"
+  (vLLM 0.24: "abort", "error", or None when unfinished) is an engine failure, not an answer:
+  its problem is generated again (``--engine-retries``, counted in the log), and the run stops
+  with the count if it still fails, so no such sample reaches ``samples.jsonl``.
 - ``hf`` (tiny profile): batched ``model.generate`` with left padding,
   ``do_sample=True, temperature, top_p, top_k=0``. ``torch.manual_seed`` is set per chunk of
   problems from (S, index of the chunk's first problem).
@@ -49,6 +55,9 @@ from pacs.io import dumps_row, write_json, write_jsonl
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (see module docstring)
+# Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
+ANSWER_FINISH_REASONS = ("stop", "length")
+DEFAULT_ENGINE_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,17 @@ def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None 
     msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
     kwargs = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
+
+
+def prompt_token_ids(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
+    """The rendered prompt's token ids, without special tokens added (the template holds them)."""
+    text = render_prompt(tokenizer, messages, enable_thinking)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def engine_failures(samples: Sequence[Sample]) -> int:
+    """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
+    return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
 
 
 def split_generated(tokens: Sequence[int], eos_ids: set[int]) -> tuple[list[int], str, int]:
@@ -203,6 +223,7 @@ class VLLMBackend:
         gpu_memory_utilization: float = 0.9,
         tensor_parallel_size: int = 1,
         enable_thinking: bool | None = None,
+        engine_retries: int = DEFAULT_ENGINE_RETRIES,
     ):
         from transformers import AutoTokenizer
         from vllm import LLM, SamplingParams
@@ -220,6 +241,8 @@ class VLLMBackend:
         )  # the chat template, as in the hf backend
         self.batch_size = batch_size
         self.enable_thinking = enable_thinking
+        self.engine_retries = engine_retries
+        self.retried = 0  # problems generated again after an engine failure
 
     def chunk_size(self, n: int) -> int:
         return max(1, self.batch_size // n)
@@ -227,8 +250,31 @@ class VLLMBackend:
     def generate(
         self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
     ) -> list[list[Sample]]:
+        result = self._generate_once(problems, cfg)
+        for _ in range(self.engine_retries):
+            failed = [k for k, samples in enumerate(result) if engine_failures(samples)]
+            if not failed:
+                break
+            self.retried += len(failed)
+            log.warning("vllm: %d problem(s) hit an engine failure; generating them again", len(failed))
+            again = self._generate_once([problems[k] for k in failed], cfg)
+            for k, samples in zip(failed, again):
+                result[k] = samples
+        bad = sum(engine_failures(samples) for samples in result)
+        if bad:
+            raise RuntimeError(
+                f"vllm: {bad} sample(s) still ended with an engine failure (finish_reason not in "
+                f"{ANSWER_FINISH_REASONS}) after {self.engine_retries} retries; finished chunks "
+                "are kept in the .partial file and a rerun resumes from them"
+            )
+        return result
+
+    def _generate_once(
+        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
+    ) -> list[list[Sample]]:
         prompts = [
-            render_prompt(self.tok, row["prompt"], self.enable_thinking) for _, row in problems
+            {"prompt_token_ids": prompt_token_ids(self.tok, row["prompt"], self.enable_thinking)}
+            for _, row in problems
         ]
         params = [
             self.SamplingParams(
@@ -241,20 +287,18 @@ class VLLMBackend:
             for i, _ in problems
         ]
         outs = self.llm.generate(prompts, params, use_tqdm=False)
-        result = []
-        for out in outs:
-            comps = sorted(out.outputs, key=lambda c: c.index)
-            result.append(
-                [
-                    {
-                        "response": c.text,
-                        "finish_reason": c.finish_reason or "length",
-                        "n_tokens": len(c.token_ids),
-                    }
-                    for c in comps
-                ]
-            )
-        return result
+        return [
+            [
+                {
+                    # None = unfinished: kept as "none", an engine failure, never a "length"
+                    "response": c.text,
+                    "finish_reason": str(c.finish_reason) if c.finish_reason else "none",
+                    "n_tokens": len(c.token_ids),
+                }
+                for c in sorted(out.outputs, key=lambda c: c.index)
+            ]
+            for out in outs
+        ]
 
 
 def make_backend(
@@ -267,6 +311,7 @@ def make_backend(
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
     enable_thinking: bool | None = None,
+    engine_retries: int = DEFAULT_ENGINE_RETRIES,
 ) -> Backend:
     batch = batch_size or DEFAULT_BATCH[name]
     if name == "hf":
@@ -279,6 +324,7 @@ def make_backend(
             gpu_memory_utilization=gpu_memory_utilization,
             tensor_parallel_size=tensor_parallel_size,
             enable_thinking=enable_thinking,
+            engine_retries=engine_retries,
         )
     raise ValueError(f"unknown backend {name!r}; choose hf or vllm")
 
@@ -491,6 +537,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm")
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
     p.add_argument(
+        "--engine-retries",
+        type=int,
+        default=DEFAULT_ENGINE_RETRIES,
+        help="vllm: times a problem is generated again after an engine failure (abort/error)",
+    )
+    p.add_argument(
         "--enable-thinking",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -498,6 +550,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "unset: the template's default",
     )
     args = p.parse_args(argv)
+    if args.engine_retries < 0:
+        p.error(f"--engine-retries must be >= 0, got {args.engine_retries}")
     for name in ("n", "max_new_tokens", "batch_size", "limit", "threads"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -529,6 +583,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         gpu_memory_utilization=args.gpu_memory_utilization,
         tensor_parallel_size=args.tensor_parallel_size,
         enable_thinking=args.enable_thinking,
+        engine_retries=args.engine_retries,
     )
     model_id = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
     meta = {
