@@ -50,6 +50,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
+from pacs.evaluation.shards import shard_range
 from pacs.io import dumps_row, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -422,11 +423,13 @@ def run_generation(
     meta: dict,
     on_chunk_done: Callable[[list[str]], None] | None = None,
     progress: bool = True,
+    first_index: int = 0,
 ) -> Path:
     """Generate ``cfg.n`` samples for each problem (benchmark rows, in order) into ``out``.
 
-    ``on_chunk_done(problem_ids)`` runs after each chunk is safely appended (tests use it to
-    simulate a crash). Returns ``out``.
+    ``first_index``: the benchmark position of ``problems[0]`` (a shard), which seeds and chunks
+    by position. ``on_chunk_done(problem_ids)`` runs after each chunk is safely appended (tests
+    use it to simulate a crash). Returns ``out``.
     """
     out = Path(out)
     pids = [p["problem_id"] for p in problems]
@@ -435,7 +438,8 @@ def run_generation(
     partial, meta_path = partial_paths(out)
     meta = {**meta, **asdict(cfg), "chunk_size": chunk_size}
     done = _resume(out, partial, meta_path, meta, cfg.n)
-    chunks = chunk_plan(range(len(problems)), chunk_size)
+    positions = range(first_index, first_index + len(problems))
+    chunks = [[i - first_index for i in c] for c in chunk_plan(positions, chunk_size)]
     kept = [c for c in chunks if all(pids[i] in done for i in c)]
     todo = [c for c in chunks if not all(pids[i] in done for i in c)]
     write_json(meta_path, meta)
@@ -448,7 +452,7 @@ def run_generation(
         disable=not progress,
     )
     for chunk in todo:
-        samples = backend.generate([(i, problems[i]) for i in chunk], cfg)
+        samples = backend.generate([(first_index + i, problems[i]) for i in chunk], cfg)
         _check_samples(samples, chunk, cfg.n)
         append_block(
             partial, [row for i, s in zip(chunk, samples) for row in sample_rows(pids[i], s)]
@@ -532,6 +536,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"sequences per chunk (default {DEFAULT_BATCH}); chunk = max(1, batch // n) problems",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first K problems")
+    p.add_argument(
+        "--shard-size", type=int, default=None,
+        help="problems per shard (pacs.evaluation.shards); default: one shard, every problem",
+    )
+    p.add_argument(
+        "--shard-index", type=int, default=0,
+        help="generate problems [index·size, (index+1)·size) of the benchmark (after --limit)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (hf)")
     p.add_argument("--device", default=None, help="hf: cpu | cuda[:i] (default: cuda if available)")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm")
@@ -552,6 +564,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.engine_retries < 0:
         p.error(f"--engine-retries must be >= 0, got {args.engine_retries}")
+    _check_shard_args(p, args)
     for name in ("n", "max_new_tokens", "batch_size", "limit", "threads"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -563,6 +576,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _check_shard_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A shard must start at a chunk boundary for the hf backend, whose seed is per chunk:
+    otherwise the sharded samples would differ from the unsharded run's."""
+    if args.shard_index < 0 or (args.shard_size is not None and args.shard_size < 1):
+        p.error("need --shard-index >= 0 and --shard-size >= 1")
+    if args.shard_size is None:
+        if args.shard_index:
+            p.error("--shard-index > 0 needs --shard-size")
+        return
+    chunk = max(1, (args.batch_size or DEFAULT_BATCH[args.backend]) // args.n)
+    if args.backend == "hf" and args.shard_size % chunk:
+        p.error(
+            f"--shard-size {args.shard_size} is not a multiple of the hf chunk of {chunk} problems "
+            "(--batch-size // --n); shard boundaries would change the samples"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> Path:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -571,7 +601,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
 
         torch.set_num_threads(args.threads)
     problems = load_benchmark(args.benchmark_file)[: args.limit]
+    part = shard_range(args.shard_index, args.shard_size, len(problems))
+    problems = problems[part.start : part.stop]
     cfg = SamplingConfig(args.n, args.temperature, args.top_p, args.max_new_tokens, args.seed)
+    if not problems:  # a shard past the benchmark's end: nothing to load a model for
+        return write_jsonl(args.out, [])
     if already_complete(args.out, [p["problem_id"] for p in problems], args.n):
         return args.out
     backend = make_backend(
@@ -591,9 +625,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "backend": args.backend,
         "benchmark_file": str(args.benchmark_file.resolve()),
         "enable_thinking": args.enable_thinking,
+        "shard": [args.shard_index, args.shard_size],
     }
     return run_generation(
-        backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta
+        backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta,
+        first_index=part.start,
     )
 
 
