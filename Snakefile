@@ -29,6 +29,7 @@ wildcard_constraints:
     benchmark=r"[A-Za-z0-9_.-]+",
 
 
+include: "workflow/rules/preflight.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"

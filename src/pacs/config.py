@@ -30,6 +30,8 @@ ATTN_PACKAGES = {  # attention implementation -> the module the training environ
     "eager": "torch",
 }
 VARLEN_ATTN = ("flash_attention_2", "flash_attention_3")
+# eval.shard.margin: the share of a generate job's time limit a shard leaves unplanned.
+DEFAULT_SHARD_MARGIN = 0.25
 # Set on compute jobs, whose inputs are all local files (README, "Paper scale").
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -116,3 +118,28 @@ def attn_implementation(cfg: dict[str, Any]) -> str:
             "attn_implementation: flash_attention_2 (environment.yml installs flash-attn)"
         )
     return value
+
+
+def curve_n_samples(cfg: dict[str, Any]) -> int:
+    """``eval.curve_n_samples``: samples per problem at the Fig. 3 checkpoints, which report
+    pass@1 only; default ``eval.n_samples``."""
+    value = cfg["eval"].get("curve_n_samples") or cfg["eval"]["n_samples"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"eval.curve_n_samples must be an integer >= 1, got {value!r}")
+    return value
+
+
+def eval_shard(cfg: dict[str, Any]) -> dict[str, float] | None:
+    """``eval.shard`` {tokens_per_s, job_minutes, margin}: how generate jobs are sized
+    (``pacs.evaluation.shards``); absent or null: one generate job per evaluation."""
+    shard = cfg["eval"].get("shard")
+    if not shard:
+        return None
+    missing = {"tokens_per_s", "job_minutes"} - set(shard)
+    if missing:
+        raise ValueError(f"eval.shard lacks {sorted(missing)}")
+    return {
+        "tokens_per_s": float(shard["tokens_per_s"]),
+        "job_minutes": float(shard["job_minutes"]),
+        "margin": float(shard.get("margin", DEFAULT_SHARD_MARGIN)),
+    }
