@@ -19,6 +19,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/shards.smk"
 
 
 wildcard_constraints:

@@ -1,20 +1,7 @@
 # Preflight (verl engine only): `python -m pacs.preflight` as the first job on a compute node,
 # with the resources of a training job, so a missing package, snapshot, partition setting, GPU,
 # disk or sandbox layer fails in minutes instead of after a queue wait. Every training job
-# depends on it. `make preflight` runs the same checks on the login node.
-import yaml as _yaml
-
-PREFLIGHT = f"{RES}/preflight/compute_node.txt"
-SLURM_PROFILE = str(Path(workflow.current_basedir).parent / "profiles" / "slurm" / "config.yaml")
-
-
-def _train_node_resources() -> dict:
-    """The SLURM profile's per-node request of train_verl (gres, CPUs, memory)."""
-    with open(SLURM_PROFILE) as fh:
-        train = ((_yaml.safe_load(fh) or {}).get("set-resources") or {}).get("train_verl") or {}
-    return {k: train[k] for k in ("gres", "cpus_per_task", "mem_mb") if k in train}
-
-
+# depends on it. `make preflight` runs the same checks on the login node. Helpers: shards.smk.
 if ENGINE == "verl":
 
     rule preflight:
