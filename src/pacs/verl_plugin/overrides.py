@@ -110,6 +110,12 @@ def check_update_schedule(train: dict, run: dict) -> None:
         )
 
 
+def _attention(model_key: str, cfg: dict) -> dict:
+    """verl.attn_implementation, explicit (verl's own default is flash_attention_2, which
+    ``verl[vllm]`` does not install) and checked against use_remove_padding."""
+    return {f"++{model_key}.override_config.attn_implementation": attn_implementation(cfg)}
+
+
 def _common(
     cfg: dict, model_key: str, seed: int, paths: RunPaths, cluster: ClusterShape, log_path: str
 ) -> dict:
@@ -130,8 +136,7 @@ def _common(
         "+data.apply_chat_template_kwargs.enable_thinking": enable_thinking(cfg),
         "actor_rollout_ref.model.path": model_path(model),
         "actor_rollout_ref.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
-        # explicit, so a node without flash-attn fails the config check, not the actor load
-        "++actor_rollout_ref.model.override_config.attn_implementation": attn_implementation(cfg),
+        **_attention("actor_rollout_ref.model", cfg),
         "actor_rollout_ref.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
@@ -259,9 +264,7 @@ def _ppo(run: dict, train: dict, verl: dict, path: str, loss_agg_mode: str | Non
         "critic.strategy": verl.get("strategy", "fsdp2"),
         "critic.model.path": path,
         "critic.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
-        "++critic.model.override_config.attn_implementation": attn_implementation(
-            {"verl": verl}
-        ),
+        **_attention("critic.model", {"verl": verl}),
         "critic.model.enable_gradient_checkpointing": bool(
             verl.get("enable_gradient_checkpointing", True)
         ),
