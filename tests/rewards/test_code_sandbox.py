@@ -270,14 +270,14 @@ def test_extract_code(response, code):
         (
             [{"input": 3, "output": "3"}],
             None,
-            "test 0: field 'input' must be a string",
+            "test 1: field 'input' must be a string",
         ),  # TypeError
-        ([{"input": "1", "output": "1", "testtype": "web"}], None, "test 0: field 'testtype'"),
+        ([{"input": "1", "output": "1", "testtype": "web"}], None, "test 1: field 'testtype'"),
         ([{"input": "1", "output": "1", "testtype": "functional"}], None, "no fn_name"),
         (
             [{"input": "[1,", "output": "1", "testtype": "functional"}],
             "f",
-            r"test 0: input line 1 is not JSON",
+            r"test 1: input line 1 is not JSON",
         ),
     ],
 )

@@ -61,7 +61,7 @@ from pacs.rewards._compare import parse_json, stdout_matches, values_equal
 from pacs.rewards.result import GradeResult
 
 __all__ = ["CodeResult", "SandboxError", "SandboxUnavailable", "grade", "run_tests"]
-__all__ += ["extract_code", "sandbox_layers", "sandbox_mode", "stdout_matches"]
+__all__ += ["check_tests", "extract_code", "sandbox_layers", "sandbox_mode", "stdout_matches"]
 
 TEST_STATUSES = ("pass", "fail", "timeout", "runtime_error", "memory_error")
 TEST_TYPES = ("stdin", "functional")
@@ -157,12 +157,15 @@ def extract_code(response: str) -> str | None:
 # ----------------------------------------------------------------------------- test validation
 
 
-def _check_tests(tests: list[dict], fn_name: str | None) -> list[dict]:
-    """Validated copies; functional inputs/outputs parsed from JSON (errors name test and field)."""
+def check_tests(tests: list[dict], fn_name: str | None) -> list[dict]:
+    """Validated copies; functional inputs/outputs parsed from JSON (errors name the test,
+    counted from 1, and the field). Data preparation runs it too (pacs.data.livecodebench)."""
     if not tests:
         raise ValueError("no tests given: a program cannot be graded without tests")
     checked = []
-    for i, test in enumerate(tests):
+    for i, test in enumerate(tests, start=1):
+        if not isinstance(test, dict):
+            raise TypeError(f"test {i} is a {type(test).__name__}, expected an object")
         for key in ("input", "output"):
             if not isinstance(test.get(key), str):
                 raise TypeError(
@@ -218,7 +221,7 @@ def run_tests(
     """Run ``program`` on every test, each in a fresh sandboxed process (LCB's 6 s default)."""
     if timeout_s <= 0 or memory_mb <= 0:
         raise ValueError(f"timeout_s and memory_mb must be > 0, got {timeout_s}, {memory_mb}")
-    checked = _check_tests(tests, fn_name)
+    checked = check_tests(tests, fn_name)
     sandbox_layers()  # refuses (SandboxUnavailable) before any program runs unconfined
     statuses, errors, layers = [], [], {}
     with tempfile.TemporaryDirectory(prefix="pacs-sandbox-", ignore_cleanup_errors=True) as root:

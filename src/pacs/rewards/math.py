@@ -194,8 +194,10 @@ def normalize_gold(gold: Any) -> str:
     text = gold.strip()
     if not text:
         raise ValueError("gold answer is empty")
-    if re.fullmatch(r"[+-]?\d+(?:\.0*)?", text):
-        return str(int(Decimal(text)))
+    match = re.fullmatch(r"([+-]?)0*(\d+?)(?:\.0*)?", text)
+    if match:  # by text: int() refuses more than 4300 digits, and a gold may have more
+        digits = match.group(2)
+        return digits if digits == "0" or match.group(1) != "-" else "-" + digits
     return text
 
 
@@ -209,6 +211,11 @@ def _as_decimal(s: str) -> Decimal | None:
         return Decimal(s)
     except InvalidOperation:
         return None
+
+
+def _both_numbers(gold: str, answer: str) -> bool:
+    g, a = normalize_answer(gold), normalize_answer(answer)
+    return _as_decimal(g) is not None and _as_decimal(a) is not None
 
 
 def fast_equal(gold: str, answer: str) -> bool:
@@ -249,6 +256,8 @@ def _prepare(response: str, gold: Any, extraction: str, timeout: float):
     gold_form, answer_form = canonical(gold_text), canonical(extracted)
     if fast_equal(gold_form, answer_form):
         return GradeResult(1.0, extracted, "ok", {"method": "fast"})
+    if _both_numbers(gold_form, answer_form):  # two different plain numbers: surely unequal
+        return GradeResult(0.0, extracted, "ok", {"method": "fast"})
     if spaced_digits(answer_form):
         return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
     return MathJob(gold_form, answer_form, extracted, "strict", timeout)
