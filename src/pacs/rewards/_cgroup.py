@@ -19,6 +19,7 @@ behind are removed when this process first looks (empty ones whose creator is go
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import signal
@@ -106,6 +107,8 @@ def _prepare(hierarchy: Hierarchy) -> str | None:
     """Make the base usable; None, or why it is not."""
     try:
         hierarchy.base.mkdir(exist_ok=True)
+        if not os.access(hierarchy.base, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         if hierarchy.version == 2:
             control = hierarchy.base / "cgroup.subtree_control"
             if hierarchy.controller not in _read(control).split():
@@ -211,7 +214,7 @@ def create(memory_bytes: int, pids_max: int) -> TestCgroups:
             folder.mkdir(exist_ok=True)  # v2: memory and pids share the folder
             _set_limit(hierarchy, folder, memory_bytes, pids_max)
         except OSError as exc:
-            groups.missing[controller] = f"cannot set up {folder}: {exc.strerror}"
+            groups.missing[controller] = f"cannot set up a group in {hierarchy.base}: {exc.strerror}"
             continue
         groups.folders[controller] = (hierarchy.version, folder)
     return groups

@@ -96,6 +96,10 @@ _SANDBOX_ENV = {
     "LC_ALL": "C.UTF-8",
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
+    # glibc reserves 64 MB of address space for each thread's malloc arena: under RLIMIT_AS of
+    # 256 MB a ThreadPoolExecutor(8) could not start its threads. One arena (Python's GIL
+    # serialises the program's allocations anyway).
+    "MALLOC_ARENA_MAX": "1",
 }
 # What the program runs in (every test's details["layers"] adds its limits).
 LAYERS = {
