@@ -181,8 +181,8 @@ def spec_keys(cls: type) -> tuple[str, ...]:
 
 
 def spec_dict(method: Any) -> dict[str, Any]:
-    """A method spec as a plain dict (JSON-able), ``name`` included."""
-    return dataclasses.asdict(method)
+    """A method spec's knobs as a plain dict (JSON-able), without the ``name`` discriminator."""
+    return {k: v for k, v in dataclasses.asdict(method).items() if k != "name"}
 
 
 # ------------------------------------------------------------------------------ dispatch tables

@@ -173,7 +173,8 @@ class Settings:
     def as_dict(self) -> dict:
         """JSON-able: the knobs plus the run's name, grouping and method spec."""
         run = {"name": self.run.name, "label": self.run.label, "ablation": self.run.ablation}
-        return {"run": {**run, "method": spec_dict(self.method)}, **self.knobs()}
+        method = {"name": self.method.name, **spec_dict(self.method)}
+        return {"run": {**run, "method": method}, **self.knobs()}
 
     def is_eval_step(self, step: int) -> bool:
         return (
@@ -550,7 +551,8 @@ def run_fingerprint(
     knobs = {k: v for k, v in settings.knobs().items() if k not in RESUMABLE_SETTINGS}
     return fingerprint(
         {
-            "run": spec_dict(settings.method),  # what it trains; not its name, label or table
+            # What the run trains (its method and knobs), not how it is named or grouped.
+            "run": {"method": settings.method.name, **spec_dict(settings.method)},
             **knobs,
             "seed": seed,
             # The SFT summary holds wall-clock times: a byte-identical model may differ there.
