@@ -45,8 +45,11 @@ def build_report(config: Path, results: Path, out: Path, *, paper_numbers: Path 
         write_figures(ctx, log)
     else:
         log.skip("all figures", "--skip-figures was given")
-    for job in ctx.missing_results():
-        log.skip(f"pass@k of {job}", "the experiment matrix expects it but no passk.json was found")
+    missing = ctx.missing_results()
+    if missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        log.skip(f"pass@k of {len(missing)} evaluation(s) the experiment matrix expects ({shown})",
+                 "no passk.json under the results folder")
     for run in ctx.unknown_runs:
         log.skip(f"results of run {run!r}", "the config has no such run (its meaning is unknown)")
     log.remove_stale()

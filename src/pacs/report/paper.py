@@ -91,6 +91,10 @@ PAPER_ROWS = MethodTable(
 )
 
 
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
 def paper_model_for(cfg: dict[str, Any], model_key: str) -> str | None:
     """The paper model (``Qwen3-4B`` | ``Qwen3-8B``) that a config model key stands for, if any.
 
