@@ -46,7 +46,6 @@ from pacs.methods import (
     Str,
     spec,
     spec_class,
-    spec_dict,
     spec_keys,
 )
 
@@ -372,7 +371,9 @@ class RunSpec:
     """verl: nodes for this run (default: the model's)."""
 
 
-RUN_META_KEYS = tuple(f.name for f in dataclasses.fields(RunSpec) if f.name not in ("name", "method"))
+RUN_META_KEYS = tuple(
+    f.name for f in dataclasses.fields(RunSpec) if f.name not in ("name", "method")
+)
 
 
 # ============================================================================== the profile
@@ -419,7 +420,7 @@ class Profile:
         return self
 
     def run(self, name: str) -> RunSpec:
-        """The run called ``name``, or a bare method name (``pacs``) with this profile's defaults."""
+        """The run called ``name``, or a bare method name (``pacs``) with the profile's defaults."""
         if name in self.runs:
             return self.runs[name]
         if name in METHOD_NAMES:
@@ -469,12 +470,18 @@ def _engine_problems(p: Profile) -> list[str]:
     """Keys one engine needs that the other does not."""
     tiny = p.engine == "tiny"
     needed = TINY_TRAIN_KEYS if tiny else VERL_TRAIN_KEYS
-    problems = [f"train.{k}: required by the {p.engine} engine" for k in needed
-                if getattr(p.train, k) is None]
+    problems = [
+        f"train.{k}: required by the {p.engine} engine"
+        for k in needed
+        if getattr(p.train, k) is None
+    ]
     for key, model in p.models.items():
         wanted = ("build", "sft") if tiny else ("steps",)
-        problems += [f"models.{key}.{k}: required by the {p.engine} engine" for k in wanted
-                     if getattr(model, k) is None]
+        problems += [
+            f"models.{key}.{k}: required by the {p.engine} engine"
+            for k in wanted
+            if getattr(model, k) is None
+        ]
         if not tiny and not (model.path or model.hf_id):
             problems.append(f"models.{key}: needs `path` or `hf_id`")
     if tiny and p.data.synthetic is None:
@@ -567,7 +574,9 @@ def load_config(path: str | Path) -> dict[str, Any]:
     with path.open() as fh:
         raw = yaml.safe_load(fh)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a YAML mapping at the top level, got {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: expected a YAML mapping at the top level, got {type(raw).__name__}"
+        )
     return raw
 
 
@@ -613,7 +622,11 @@ def _describe(error: dict, raw: Mapping[str, Any]) -> str:
         run, key = loc[1], loc[4:5]
         own = raw["runs"][run]
         method = own.get("method")
-        loc = ["runs", run, *loc[4:]] if not key or key[0] in own else ["method_defaults", method, *loc[4:]]
+        loc = (
+            ["runs", run, *loc[4:]]
+            if not key or key[0] in own
+            else ["method_defaults", method, *loc[4:]]
+        )
     elif loc[:1] == ["method_defaults"]:
         loc = loc[:2] + loc[3:]
     message = error["msg"].removeprefix("Value error, ")
@@ -633,7 +646,9 @@ def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
         if method not in METHOD_NAMES:
             problems.append(_unknown(["method_defaults"], method, METHOD_NAMES))
         elif isinstance(knobs, Mapping):
-            problems += _check_keys(knobs, spec_keys(spec_class(method)), ["method_defaults", method])
+            problems += _check_keys(
+                knobs, spec_keys(spec_class(method)), ["method_defaults", method]
+            )
     runs = raw.get("runs") or {}
     for name, run in runs.items() if isinstance(runs, Mapping) else ():
         problems += _run_keys(name, run)
@@ -728,7 +743,9 @@ def main(argv: list[str] | None = None) -> int:
             print(err, file=sys.stderr)
             return 2
         jobs = len(profile.matrix.train_jobs)
-        print(f"{path}: ok ({profile.engine} engine, {len(profile.runs)} runs, {jobs} training jobs)")
+        print(
+            f"{path}: ok ({profile.engine} engine, {len(profile.runs)} runs, {jobs} training jobs)"
+        )
     return 0
 
 

@@ -7,7 +7,7 @@ objects; nothing else states a method default.
 
 Adding a method: write its spec class here and list it in :data:`METHOD_SPECS`, then add its
 branch to every :class:`MethodTable` (the test ``tests/config/test_methods.py`` names each table
-that lacks one). docs/design.md §7 lists the places.
+that lacks one). docs/design.md §8 lists the places.
 
 Pure Python (pydantic, no torch), so the Snakefile can import it cheaply.
 """
@@ -18,7 +18,15 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 # Every spec class: unknown keys are errors, values are not coerced across types (a YAML string
@@ -164,7 +172,9 @@ METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec)
 """Every method, in the order tables list them. A new method is appended here."""
 
 MethodSpec = Union[METHOD_SPECS]  # the type of a run's method: one of METHOD_SPECS
-METHOD_NAMES: tuple[str, ...] = tuple(cls.__dataclass_fields__["name"].default for cls in METHOD_SPECS)
+METHOD_NAMES: tuple[str, ...] = tuple(
+    cls.__dataclass_fields__["name"].default for cls in METHOD_SPECS
+)
 
 
 def spec_class(method: str) -> type:
@@ -221,7 +231,7 @@ class MethodTable(Mapping, Generic[V]):
         cls = key if isinstance(key, type) else type(key)
         if cls not in self._branches:
             raise MissingBranch(
-                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §7)"
+                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §8)"
             )
         return self._branches[cls]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_a_new_method_is_named_in_every_table_that_lacks_it(monkeypatch):
 
     @m.spec
     class DapoSpec:
-        name: m.Literal["dapo"] = "dapo"
+        name: Literal["dapo"] = "dapo"
 
     import_table_modules()
     monkeypatch.setattr(m, "METHOD_SPECS", (*m.METHOD_SPECS, DapoSpec))

@@ -13,8 +13,8 @@ writes, under ``--out``:
   from 1, instead of the trivial all-wrong batch of an untrained model. ``sft_summary.json``
   there records the SFT settings, its final loss and the sampled pass@1 on the train split at
   the rollout's settings (``train.max_new_tokens``, temperature ``train.temperature``).
-No network, no hub, no verl import (it lives in pacs.tiny: only pacs.verl_plugin imports verl). Deterministic: seeded build, seeded SFT batches
-and ``threads_per_job`` torch threads.
+No network, no hub, no verl import (so it lives in pacs.tiny: only pacs.verl_plugin imports verl).
+Deterministic: seeded build, seeded SFT batches and ``threads_per_job`` torch threads.
 """
 
 from __future__ import annotations

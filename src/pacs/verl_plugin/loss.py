@@ -55,9 +55,8 @@ class PACSPolicyLossConfig(PolicyLossConfig):
             raise ValueError(f"actor_rollout_ref.actor.policy_loss: {err}") from err
 
     def spec(self) -> PacsSpec:
-        """The loss's knobs as the typed spec (Hydra may hand ints for floats: 2 -> 2.0)."""
-        beta = float(self.beta) if isinstance(self.beta, int) and not isinstance(self.beta, bool) else self.beta
-        return PacsSpec(beta=beta, score=self.score, use_weight=self.use_weight)
+        """The loss's knobs as the typed spec (an int β from Hydra becomes a float there)."""
+        return PacsSpec(beta=self.beta, score=self.score, use_weight=self.use_weight)
 
 
 def decode_signed_weights(

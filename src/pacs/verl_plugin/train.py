@@ -77,34 +77,66 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     add("--config", type=Path, required=True, help="profile config, e.g. configs/paper.yaml")
     add("--run", required=True, help="run name from the config's runs: section")
     add("--model", help="model key from models: (default: the first one)")
-    add("--model-path", help="local folder of the model's weights (default: models.<m>.path or "
-        "hf_id); the DAG passes the folder its fetch rule filled")
+    add(
+        "--model-path",
+        help="local folder of the model's weights (default: models.<m>.path or "
+        "hf_id); the DAG passes the folder its fetch rule filled",
+    )
     add("--seed", type=int, help="default: the run's first seed")
-    add("--out", type=Path, help="run folder (default results/<profile>/train/<model>/<run>/seed<k>)")
+    add(
+        "--out",
+        type=Path,
+        help="run folder (default results/<profile>/train/<model>/<run>/seed<k>)",
+    )
     add("--train-file", help="verl-format parquet (default results/<profile>/data/train.parquet)")
-    add("--val-file", help="verl needs a val set even when not validating (default: the train file)")
-    add("--loss-agg-mode", help="GRPO/PPO only: override the config's loss_agg_mode (e.g. token-mean)")
+    add(
+        "--val-file", help="verl needs a val set even when not validating (default: the train file)"
+    )
+    add(
+        "--loss-agg-mode",
+        help="GRPO/PPO only: override the config's loss_agg_mode (e.g. token-mean)",
+    )
 
 
 def _launch_arguments(parser: argparse.ArgumentParser) -> None:
     """Placement, resume and finishing."""
     add = parser.add_argument
     add("--nnodes", type=int, help="outside SLURM: number of nodes (default models.<m>.nnodes)")
-    add("--gpus-per-node", type=int,
-        help="outside SLURM: GPUs per node (default models.<m>.gpus_per_node)")
-    add("--ray-port", type=int, default=RAY_PORT, help="inside SLURM: port of the Ray head we start")
+    add(
+        "--gpus-per-node",
+        type=int,
+        help="outside SLURM: GPUs per node (default models.<m>.gpus_per_node)",
+    )
+    add(
+        "--ray-port", type=int, default=RAY_PORT, help="inside SLURM: port of the Ray head we start"
+    )
     add("--ray-address", help="outside SLURM, multi-node: host:port of a running Ray cluster")
-    add("--restart", action="store_true",
+    add(
+        "--restart",
+        action="store_true",
         help="move the existing run (checkpoints, logs, outputs) into previous-<time>/ and start "
-        "from step 0")
-    add("--on-mismatch", choices=ON_MISMATCH, default="refuse",
+        "from step 0",
+    )
+    add(
+        "--on-mismatch",
+        choices=ON_MISMATCH,
+        default="refuse",
         help="when the checkpoints were written under other settings: refuse (default, names the "
-        "differing overrides) or restart (set that run aside, start from step 0)")
+        "differing overrides) or restart (set that run aside, start from step 0)",
+    )
     add("--no-finalize", action="store_true", help="skip log conversion, HF merge and summary.json")
-    add("--no-merge", action="store_true", help="finalize without merging the last checkpoint into model/")
-    add("--device", choices=DEVICES, default="auto",
+    add(
+        "--no-merge",
+        action="store_true",
+        help="finalize without merging the last checkpoint into model/",
+    )
+    add(
+        "--device",
+        choices=DEVICES,
+        default="auto",
         help="cpu: verl's trainer on CPU through the plugin's cpu platform (gloo); auto: cuda when "
-        "torch sees a GPU")
+        "torch sees a GPU",
+    )
 
 
 def default_out(profile: Profile, model: str, run: str, seed: int) -> Path:
@@ -286,12 +318,16 @@ def plan(args: argparse.Namespace) -> Launch:
     profile = load_profile(args.config)
     model = args.model or next(iter(profile.models))
     if model not in profile.models:
-        raise ConfigError(f"{args.config}: unknown model {model!r}; known: {sorted(profile.models)}")
+        raise ConfigError(
+            f"{args.config}: unknown model {model!r}; known: {sorted(profile.models)}"
+        )
     profile = with_model_path(profile, model, args.model_path)
     run = profile.run(args.run)
     seed = args.seed if args.seed is not None else profile.seeds_of(run)[0]
     out_dir = (args.out or default_out(profile, model, args.run, seed)).resolve()
-    train_file = args.train_file or str(Path("results") / profile.profile / "data" / "train.parquet")
+    train_file = args.train_file or str(
+        Path("results") / profile.profile / "data" / "train.parquet"
+    )
     paths = RunPaths(
         train_file=str(Path(train_file).resolve()),
         val_file=str(Path(args.val_file or train_file).resolve()),
@@ -299,7 +335,9 @@ def plan(args: argparse.Namespace) -> Launch:
     )
     alloc = read_allocation()
     shape = cluster_shape(args, profile.models[model], alloc)
-    cluster = RayCluster(alloc, port=args.ray_port) if alloc is not None and alloc.nnodes > 1 else None
+    cluster = (
+        RayCluster(alloc, port=args.ray_port) if alloc is not None and alloc.nnodes > 1 else None
+    )
     if cluster is not None:
         shape = ClusterShape(shape.nnodes, shape.gpus_per_node, ray_address=cluster.address)
     log_path = next_attempt_path(paths.log_dir)
@@ -318,7 +356,9 @@ def resume_or_restart(launch: Launch, args: argparse.Namespace) -> int | None:
     paths = launch.paths
     if args.restart:
         moved = set_aside(paths)
-        logger.info("--restart: %s", f"moved the old run to {moved}" if moved else "nothing to move")
+        logger.info(
+            "--restart: %s", f"moved the old run to {moved}" if moved else "nothing to move"
+        )
     step = resume_point(paths.ckpt_dir)
     run_fp = run_fingerprint(launch.overrides)
     if step is not None and must_restart(paths.ckpt_dir, run_fp, args.on_mismatch):
@@ -370,8 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         return code
     if not args.no_finalize:
-        finalize(launch.paths.out_dir, launch.paths, run_summary(launch, step, started, args),
-                 merge=not args.no_merge)
+        finalize(
+            launch.paths.out_dir,
+            launch.paths,
+            run_summary(launch, step, started, args),
+            merge=not args.no_merge,
+        )
     return 0
 
 
