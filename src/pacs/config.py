@@ -425,6 +425,9 @@ class Profile:
             return self.runs[name]
         if name in METHOD_NAMES:
             method = self.method_defaults.get(name) or spec_class(name)()
+            no_op = _no_op_problem(name, method, self.train)
+            if no_op:
+                raise ConfigError(no_op)
             return RunSpec(name=name, method=method, label=name)
         raise ConfigError(f"unknown run {name!r}; known runs: {sorted(self.runs)}")
 
@@ -451,15 +454,23 @@ def _run_problems(p: Profile) -> list[str]:
         unknown = [m for m in run.models or () if m not in p.models]
         if unknown:
             problems.append(f"runs.{name}.models: {unknown} are not in models ({sorted(p.models)})")
-        if isinstance(run.method, PacsSpec) and run.method.reference.resets_each_step:
-            if p.train.mini_batches < 2:
-                problems.append(
-                    f"runs.{name}: PACS with the reference reset every step (ref: "
-                    f"{run.method.ref}) needs train.mini_batches > 1; with one update per rollout "
-                    "every log-ratio is 0, ψ ≡ 0 and the β/score ablations are no-ops "
-                    "(docs/design.md §2.8)"
-                )
+        no_op = _no_op_problem(name, run.method, p.train)
+        if no_op:
+            problems.append(no_op)
     return problems
+
+
+def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | None:
+    """docs/design.md §2.8: PACS whose reference equals the policy at every update is a no-op."""
+    if not isinstance(method, PacsSpec) or not method.reference.resets_each_step:
+        return None
+    if train.mini_batches > 1:
+        return None
+    return (
+        f"runs.{name}: PACS with the reference reset every step (ref: {method.ref}) needs "
+        "train.mini_batches > 1; with one update per rollout every log-ratio is 0, ψ ≡ 0 and "
+        "the β/score ablations are no-ops (docs/design.md §2.8)"
+    )
 
 
 TINY_TRAIN_KEYS = ("steps", "eval_problems", "eval_samples")

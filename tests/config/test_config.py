@@ -111,7 +111,9 @@ def test_one_update_per_rollout_is_refused_for_pacs_runs_that_reset_every_step()
     assert len(lines) == len(pacs_runs) and all("docs/design.md §2.8" in line for line in lines)
     cfg["runs"] = {"p": {"method": "pacs", "ref": "periodic", "ref_reset_every": 3},
                    "f": {"method": "pacs", "ref": "fixed"}, "g": {"method": "grpo"}}
-    parse_profile(cfg)  # psi != 0 after the first step there: allowed
+    profile = parse_profile(cfg)  # psi != 0 after the first step there: allowed
+    with pytest.raises(ConfigError, match="runs.pacs: PACS with the reference reset every step"):
+        profile.run("pacs")  # a bare method name gets the same guard
 
 
 def test_engine_specific_keys():
