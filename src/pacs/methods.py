@@ -7,7 +7,7 @@ objects; nothing else states a method default.
 
 Adding a method: write its spec class here and list it in :data:`METHOD_SPECS`, then add its
 branch to every :class:`MethodTable` (the test ``tests/config/test_methods.py`` names each table
-that lacks one). docs/design.md §8 lists the places.
+that lacks one). docs/design.md §9 lists the places.
 
 Pure Python (pydantic, no torch), so the Snakefile can import it cheaply.
 """
@@ -231,7 +231,7 @@ class MethodTable(Mapping, Generic[V]):
         cls = key if isinstance(key, type) else type(key)
         if cls not in self._branches:
             raise MissingBranch(
-                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §8)"
+                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §9)"
             )
         return self._branches[cls]
 
