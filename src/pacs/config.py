@@ -615,8 +615,10 @@ def _spec_input(raw: Mapping[str, Any]) -> dict[str, Any]:
     data = dict(raw)
     defaults = data.get("method_defaults") or {}
     data["method_defaults"] = {m: {"name": m, **(k or {})} for m, k in defaults.items()}
+    if not isinstance(data.get("runs"), Mapping):
+        return data  # missing or not a mapping: the spec says so
     runs = {}
-    for name, run in (data.get("runs") or {}).items():
+    for name, run in data["runs"].items():
         meta = {k: v for k, v in run.items() if k in RUN_META_KEYS}
         knobs = {k: v for k, v in run.items() if k not in RUN_META_KEYS and k != "method"}
         method = {"name": run["method"], **(defaults.get(run["method"]) or {}), **knobs}
@@ -653,13 +655,17 @@ def _describe(error: dict, raw: Mapping[str, Any]) -> str:
 def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
     """``path: unknown key; did you mean ...`` for every key the spec does not have."""
     problems = _walk(raw, Profile, [], skip=("runs", "method_defaults"))
-    for method, knobs in (raw.get("method_defaults") or {}).items():
+    defaults = raw.get("method_defaults") or {}
+    if not isinstance(defaults, Mapping):
+        return [*problems, "method_defaults: expected a mapping of method -> knobs"]
+    for method, knobs in defaults.items():
         if method not in METHOD_NAMES:
             problems.append(_unknown(["method_defaults"], method, METHOD_NAMES))
-        elif isinstance(knobs, Mapping):
-            problems += _check_keys(
-                knobs, spec_keys(spec_class(method)), ["method_defaults", method]
-            )
+        elif not isinstance(knobs, Mapping | None):
+            problems.append(f"method_defaults.{method}: expected a mapping of knobs")
+        elif knobs:
+            where = ["method_defaults", method]
+            problems += _check_keys(knobs, spec_keys(spec_class(method)), where)
     runs = raw.get("runs") or {}
     for name, run in runs.items() if isinstance(runs, Mapping) else ():
         problems += _run_keys(name, run)

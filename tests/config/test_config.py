@@ -96,6 +96,10 @@ def test_the_issue_cases_fail_at_load():
     (lambda c: c["train"].pop("steps"), "train.steps: required by the tiny engine"),
     (lambda c: c["runs"]["pacs"].update(models=["big"]), "runs.pacs.models: ['big'] are not in models (['tiny'])"),
     (lambda c: c["prompt"].update(enable_thinking="no"), "prompt.enable_thinking: Input should be a valid boolean (got 'no')"),
+    (lambda c: c.update(method_defaults=3), "method_defaults: expected a mapping of method -> knobs"),
+    (lambda c: c["method_defaults"].update(ppo=[1]), "method_defaults.ppo: expected a mapping of knobs"),
+    (lambda c: c["runs"].update(x=3), "runs.x: needs `method` (one of pacs, grpo, ppo)"),
+    (lambda c: c.pop("eval"), "eval: Field required"),
 ])
 def test_a_bad_key_or_value_is_named_with_file_and_path(edit, expected):
     cfg = smoke()

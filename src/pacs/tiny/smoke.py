@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from pacs.config import Profile, load_profile
+from pacs.config import ConfigError, Profile, load_profile
 from pacs.data.synthetic import write_splits
 from pacs.data.train import write_parquet
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="tiny", help="model key under models:")
     args = parser.parse_args(argv)
     # a fixed thread count keeps the SFT's float reductions, hence the base model, reproducible
-    torch.set_num_threads(load_profile(args.config).threads_per_job)
+    try:
+        torch.set_num_threads(load_profile(args.config).threads_per_job)
+    except ConfigError as err:
+        raise SystemExit(f"error: {err}") from err
     for name, path in prepare(args.config, args.out, args.model).items():
         print(f"{name}: {path}")
     return 0
