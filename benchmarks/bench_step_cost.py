@@ -19,7 +19,7 @@ import torch
 from tqdm import tqdm
 from transformers import AutoTokenizer
 
-from pacs.config import load_config
+from pacs.config import Profile, load_profile
 from pacs.data.files import write_json
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts, read_jsonl
@@ -28,14 +28,14 @@ METHODS = ("pacs", "grpo", "ppo")
 
 
 def measure(
-    cfg: dict, base: str, rows: list[dict], steps: int, warmup: int, seed: int
+    profile: Profile, base: str, rows: list[dict], steps: int, warmup: int, seed: int
 ) -> dict[str, dict]:
     """Median step timings per method over ``steps`` interleaved steps after ``warmup``."""
     tokenizer = AutoTokenizer.from_pretrained(base)
     prompt_ids = encode_prompts(tokenizer, rows)
     runs = {}
     for method in METHODS:
-        settings = tt.Settings.from_config(cfg, method)
+        settings = tt.Settings.from_profile(profile, method)
         runs[method] = (settings, tt.init_state(settings, base, len(rows), seed))
     timings: dict[str, list[dict]] = {m: [] for m in METHODS}
     for i in tqdm(range(warmup + steps), desc="interleaved steps", unit="round"):
@@ -63,8 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    cfg = load_config(args.config)
-    med = measure(cfg, args.base, read_jsonl(args.train_data), args.steps, args.warmup, args.seed)
+    profile = load_profile(args.config)
+    med = measure(profile, args.base, read_jsonl(args.train_data), args.steps, args.warmup, args.seed)
     ratios = {
         "pacs_over_grpo": med["pacs"]["time_total"] / med["grpo"]["time_total"],
         "ppo_over_pacs": med["ppo"]["time_total"] / med["pacs"]["time_total"],

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from pacs.config import load_config, resolve_run, seeds_for
+from pacs.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = str(Path(sys.executable).parent)
@@ -42,14 +43,25 @@ def dry_run_jobs(output: str) -> list[dict]:
 
 
 def expected_train_jobs(config_path: Path) -> set[tuple[str, str, str]]:
+    """runs × their models × their seeds, read from the YAML by hand (not by pacs.config)."""
     cfg = load_config(config_path)
     jobs = set()
-    for name in cfg["runs"]:
-        run = resolve_run(cfg, name)
+    for name, run in cfg["runs"].items():
+        seeds = cfg["seeds"]["main" if run.get("ablation", "main") == "main" else "ablation"]
         for model in run.get("models", list(cfg["models"])):
-            for seed in seeds_for(cfg, run):
+            for seed in seeds:
                 jobs.add((model, name, str(seed)))
     return jobs
+
+
+def eval_job(job: dict) -> dict | None:
+    """model/run/seed/benchmark of an eval/... job (generate, grade, passk share the `tree`
+    wildcard with the checkpoint evaluations under curve/...); None for those."""
+    parts = job["wildcards"]["tree"].split("/")
+    if parts[0] != "eval":
+        return None
+    return {"model": parts[1], "run": parts[2], "seed": parts[3].removeprefix("seed"),
+            "benchmark": parts[4]}
 
 
 def test_lint_passes():
@@ -63,7 +75,7 @@ def test_tiny_dry_run_covers_the_matrix():
     jobs = dry_run_jobs(result.stdout)
     trained = {(j["wildcards"]["model"], j["wildcards"]["run"], j["wildcards"]["seed"]) for j in jobs if j["rule"] == "train_tiny"}
     assert trained == expected_train_jobs(REPO / "configs" / "default.yaml")
-    evaluated = {(j["wildcards"]["run"], j["wildcards"]["seed"]) for j in jobs if j["rule"] == "generate"}
+    evaluated = {(e["run"], e["seed"]) for j in jobs if j["rule"] == "generate" and (e := eval_job(j))}
     assert ("base", "0") in evaluated and len(evaluated) == len(trained) + 1
     assert sum(j["rule"] == "report" for j in jobs) == 1
 
@@ -96,15 +108,8 @@ def test_paper_dry_run_evaluates_every_model_and_benchmark(paper_dry_run):
     for rule in ("generate", "grade", "passk"):
         pairs = set()
         for j in paper_dry_run:
-            if j["rule"] != rule:
-                continue
-            wc = j["wildcards"]
-            if rule == "grade":  # grade's one wildcard is the eval/... or curve/... folder
-                parts = wc["tree"].split("/")
-                if parts[0] != "eval":
-                    continue
-                wc = {"model": parts[1], "benchmark": parts[-1]}
-            pairs.add((wc["model"], wc["benchmark"]))
+            if j["rule"] == rule and (wc := eval_job(j)):
+                pairs.add((wc["model"], wc["benchmark"]))
         assert pairs == {(m, b) for m in cfg["models"] for b in cfg["data"]["benchmarks"]}, rule
 
 
@@ -166,23 +171,22 @@ def test_paper_compute_jobs_name_no_hub_id(paper_dry_run_text):
     assert "--embedder results/paper/hub/diversity-embedder " in paper_dry_run_text
 
 
-def test_training_reads_the_fetched_model(tmp_path, capsys):
-    """The resolved config the rules hand to the launcher points at the fetched folder, and the
+def test_training_reads_the_fetched_model(paper_dry_run_text, tmp_path, capsys):
+    """The training rule hands the launcher the folder fetch_hub fills (--model-path), and the
     launcher gives verl that folder (absolute) instead of the hub id."""
     from pacs.verl_plugin import train
 
-    result = snakemake(
-        "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-        "--configfile", str(REPO / "configs" / "paper.yaml"), "--list-rules",
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    resolved = load_config(tmp_path / "results" / "paper" / "config.yaml")
-    assert resolved["models"]["qwen3_8b"]["path"] == "results/paper/hub/qwen3_8b"
+    commands = [c for c in paper_dry_run_text.splitlines() if "python -m pacs.verl_plugin.train" in c]
+    assert commands
+    for command in commands:
+        found = re.search(r"--model (\S+) --model-path (\S+) ", command)
+        assert found and found.group(2) == f"results/paper/hub/{found.group(1)}", command
     cwd = os.getcwd()
     try:
         os.chdir(tmp_path)
-        assert train.main(["--dry-run", "--device", "cuda", "--config", "results/paper/config.yaml",
-                           "--run", "ppo", "--model", "qwen3_8b", "--ray-address", "h:1"]) == 0
+        assert train.main(["--dry-run", "--device", "cuda", "--config", str(REPO / "configs/paper.yaml"),
+                           "--run", "ppo", "--model", "qwen3_8b", "--ray-address", "h:1",
+                           "--model-path", "results/paper/hub/qwen3_8b"]) == 0
     finally:
         os.chdir(cwd)
     line = capsys.readouterr().out
@@ -190,6 +194,26 @@ def test_training_reads_the_fetched_model(tmp_path, capsys):
     assert f"actor_rollout_ref.model.path={local}" in line
     assert f"critic.model.path={local}" in line
     assert "Qwen/Qwen3-8B" not in line
+
+
+def test_a_bad_config_fails_while_the_dag_is_parsed(tmp_path):
+    """A typo and an invalid value stop Snakemake before any job, naming the file and the keys."""
+    cfg = load_config(REPO / "configs" / "smoke.yaml")
+    cfg["runs"]["pacs_beta2"] = {"method": "pacs", "betta": 2.0, "ablation": "beta"}
+    cfg["eval"]["top_p"] = 1.5
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(cfg))
+    result = snakemake("-n", "--cores", "1", "--configfile", str(bad))
+    assert result.returncode != 0
+    text = result.stdout + result.stderr
+    assert f"{bad}: runs.pacs_beta2.betta: unknown key; did you mean 'beta'?" in text
+    cfg["runs"]["pacs_beta2"] = {"method": "pacs", "beta": 2.0, "ablation": "beta"}
+    bad.write_text(yaml.safe_dump(cfg))
+    result = snakemake("-n", "--cores", "1", "--configfile", str(bad))
+    assert result.returncode != 0
+    assert f"{bad}: eval.top_p: Input should be less than or equal to 1 (got 1.5)" in (
+        result.stdout + result.stderr
+    )
 
 
 def test_compute_jobs_switch_the_hub_off():
@@ -210,8 +234,6 @@ def test_compute_jobs_switch_the_hub_off():
 
 def test_fig5b_problem_sample_comes_from_the_config(paper_dry_run_text):
     """diversity.pca_problems / pca_seed reach the diversity command; null means every problem."""
-    import yaml
-
     paper = yaml.safe_load((REPO / "configs" / "paper.yaml").read_text())["diversity"]
     expected = f"--pca-problems {paper['pca_problems']} --pca-seed {paper['pca_seed']}"
     commands = [line for line in paper_dry_run_text.splitlines() if "pacs.evaluation.diversity" in line]

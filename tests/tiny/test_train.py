@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from pacs.config import parse_profile
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts, read_jsonl
 
@@ -30,8 +31,8 @@ METHOD_MATRIX = {
 
 def settings_for(cfg: dict, method: str, **knobs) -> tt.Settings:
     cfg = copy.deepcopy(cfg)
-    cfg["runs"]["under_test"] = {"method": method, **knobs}
-    return tt.Settings.from_config(cfg, "under_test")
+    cfg["runs"] = {"under_test": {"method": method, **knobs}}  # the profile's own runs aside
+    return tt.Settings.from_profile(parse_profile(cfg), "under_test")
 
 
 def base_params(base) -> dict[str, torch.Tensor]:
@@ -177,6 +178,10 @@ def test_grpo_uses_clipped_ratio_stats(tiny_env, small_config):
         ("pacs", {"ref": "rollout"}, {"mini_batches": 1}),
         ("pacs", {"ref": "periodic", "ref_reset_every": 1}, {"mini_batches": 1}),
         ("pacs", {"score": "nope"}, {}),
+        ("pacs", {"ref": "rollout", "ref_reset_every": 5}, {}),  # would never reset
+        ("pacs", {"ref": "periodic"}, {}),  # no period
+        ("pacs", {"betta": 2.0}, {}),  # a typo would train at the default beta
+        ("pacs", {"beta": -1.0}, {}),
         ("pacs", {"ref": "sometimes"}, {}),
         ("grpo", {"loss_agg_mode": "token-sum"}, {}),
         ("pacs", {}, {"prompts_per_step": 6, "mini_batches": 4}),
