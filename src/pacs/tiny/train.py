@@ -316,6 +316,17 @@ def maybe_reset_reference(state: State, settings: Settings, step: int) -> None:
         state.optimizer = make_optimizer(state.policy, settings.lr, settings)
 
 
+def reference_is_policy(state: State, settings: Settings) -> bool:
+    """Whether the reference holds the rollout policy's very weights for the coming step (``fixed``
+    before the first update, ``periodic`` just after a reset): its log-probs are then the old
+    log-probs bit for bit (tests/tiny/test_train.py), so its forward pass is skipped."""
+    if state.ref is None:
+        return False
+    if settings.run["ref"] == "fixed":
+        return state.step == 0
+    return state.step % int(settings.run["ref_reset_every"]) == 0  # reset before step state.step + 1
+
+
 # ----------------------------------------------------------------------------------------------
 # One training step
 # ----------------------------------------------------------------------------------------------
@@ -341,7 +352,7 @@ def rollout_quantities(
 
     R = roll.response_len
     out = {"old_logp": per_slice(lambda ids, m: response_logprobs(state.policy, ids, m, R)[0])}
-    if state.ref is not None:
+    if state.ref is not None and not reference_is_policy(state, settings):
         out["ref_logp"] = per_slice(lambda ids, m: response_logprobs(state.ref, ids, m, R)[0])
     else:
         out["ref_logp"] = out["old_logp"]  # ref: rollout (official code: old_log_prob)
