@@ -41,7 +41,9 @@ if ENGINE == "tiny":
             f"{RES}/logs/train/sft_{{model}}.log",
         benchmark:
             f"{RES}/benchmarks/train/sft_{{model}}.tsv"
-        threads: THREADS
+        # Every core: nothing else can run before the base model exists, and the weights do not
+        # depend on the thread count (tests/tiny/test_sft.py).
+        threads: workflow.cores
         shell:
             "python -m pacs.tiny.sft --config {params.config} --model {wildcards.model} "
             "--init {params.init} --data {input.sft} --eval-data {input.test} --out {params.out} "

@@ -278,6 +278,16 @@ def init_state(settings: Settings, base: str | Path, n_train: int, seed: int) ->
     return state
 
 
+def reference_is_policy(state: State, settings: Settings) -> bool:
+    """Whether the reference holds the rollout policy's very weights for the coming step (step 1
+    of ``fixed`` and ``periodic``, and ``periodic`` just after a reset): its log-probs are then the
+    old log-probs bit for bit (tests/tiny/test_train.py), so its forward pass is skipped."""
+    if state.ref is None:
+        return False
+    step = state.step + 1
+    return step == 1 or settings.method.reference.reset_due(step)
+
+
 # ----------------------------------------------------------------------------------------------
 # One training step
 # ----------------------------------------------------------------------------------------------
@@ -303,7 +313,7 @@ def rollout_quantities(
 
     R = roll.response_len
     out = {"old_logp": per_slice(lambda ids, m: response_logprobs(state.policy, ids, m, R)[0])}
-    if state.ref is not None:
+    if state.ref is not None and not reference_is_policy(state, settings):
         out["ref_logp"] = per_slice(lambda ids, m: response_logprobs(state.ref, ids, m, R)[0])
     else:
         out["ref_logp"] = out["old_logp"]  # ref: rollout (official code: old_log_prob)
