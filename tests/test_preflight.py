@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pacs import preflight
-from pacs.config import load_config
+from pacs.config import load_config, load_profile, parse_profile
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "configs" / "paper.yaml"
@@ -65,7 +65,7 @@ def test_on_this_machine_the_table_names_each_failure_with_its_fix(tmp_path):
 def test_missing_snapshot_fails_and_a_fetched_one_passes(tmp_path):
     results = tmp_path / "results"
     _fetched(results, names=("qwen3_4b", "diversity-embedder"))
-    lines = _lines(preflight.snapshot_checks(load_config(PAPER), results))
+    lines = _lines(preflight.snapshot_checks(load_profile(PAPER), results))
     assert lines["snapshot qwen3_4b"].ok and lines["snapshot diversity-embedder"].ok
     missing = lines["snapshot qwen3_8b"]
     assert not missing.ok and "Qwen/Qwen3-8B" in missing.detail and "make fetch" in missing.fix
@@ -91,20 +91,21 @@ def test_gpus_and_cpus_per_node_from_sinfo_and_inside_a_job(tmp_path, monkeypatc
 
 
 def test_checkpoint_disk_by_hand():
-    cfg = load_config(PAPER)
+    spec = load_profile(PAPER)
     # Qwen3-8B-sized (1e9 here): 320 steps, a checkpoint every 20 and all kept: 16 × 16 B/param,
     # plus 1 + 16 merged bf16 models (2 B/param) for the final model and the Fig. 3 curve
-    assert preflight.run_bytes(cfg, "qwen3_8b", "pacs", 1e9) == pytest.approx(16 * 16e9 + 17 * 2e9)
+    assert preflight.run_bytes(spec, "qwen3_8b", "pacs", 1e9) == pytest.approx(16 * 16e9 + 17 * 2e9)
     # PPO keeps one critic checkpoint (verl.max_critic_ckpt_to_keep: 1) on top
-    assert preflight.run_bytes(cfg, "qwen3_8b", "ppo", 1e9) == pytest.approx(16 * 16e9 + 16e9 + 34e9)
-    cfg["verl"]["max_actor_ckpt_to_keep"] = 2
-    assert preflight.run_bytes(cfg, "qwen3_8b", "pacs", 1e9) == pytest.approx(2 * 16e9 + 34e9)
+    assert preflight.run_bytes(spec, "qwen3_8b", "ppo", 1e9) == pytest.approx(16 * 16e9 + 16e9 + 34e9)
+    raw = load_config(PAPER)
+    raw["verl"]["max_actor_ckpt_to_keep"] = 2
+    assert preflight.run_bytes(parse_profile(raw), "qwen3_8b", "pacs", 1e9) == pytest.approx(2 * 16e9 + 34e9)
 
 
 def test_disk_check_states_the_estimate_and_fails_when_short(tmp_path, monkeypatch):
     results = tmp_path / "results"
     results.mkdir()
-    check = preflight.disk_check(load_config(PAPER), results)
+    check = preflight.disk_check(load_profile(PAPER), results)
     assert "TB" in check.detail and not check.ok  # ~23 TB as configured; this disk is smaller
     assert "max_actor_ckpt_to_keep" in check.fix
 

@@ -29,15 +29,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from pacs.config import ATTN_PACKAGES, attn_implementation, load_config, model_source, resolve_run
-from pacs.config import seeds_for
+from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
 from pacs.io import atomic_open
 
 PINNED = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
@@ -73,11 +72,8 @@ def version_checks(pinned: dict[str, str] = PINNED) -> list[Check]:
     return checks
 
 
-def attention_check(cfg: dict) -> Check:
-    try:
-        impl = attn_implementation(cfg)
-    except ValueError as exc:
-        return Check("attention", False, str(exc), "fix verl.attn_implementation in the config")
+def attention_check(spec: Profile) -> Check:
+    impl = spec.verl.attn_implementation  # the spec refused one that remove-padding cannot use
     module = ATTN_PACKAGES[impl]
     try:
         importlib.import_module(module)
@@ -90,15 +86,14 @@ def attention_check(cfg: dict) -> Check:
 # ------------------------------------------------------------------ data and models
 
 
-def snapshot_checks(cfg: dict, results: Path) -> list[Check]:
+def snapshot_checks(spec: Profile, results: Path) -> list[Check]:
     """Each model (and the hub embedder) is a local folder with weights' config, or fetched."""
-    wanted = {name: spec for name, spec in cfg["models"].items()}
-    embedder = cfg.get("diversity", {}).get("embedder", "")
+    embedder = spec.diversity.embedder
     checks = []
-    for name, spec in wanted.items():
-        folder = Path(spec["path"]) if spec.get("path") else results / "hub" / name
-        checks.append(_folder_check(f"snapshot {name}", folder, "config.json", model_source(spec)))
-    if cfg["data"].get("diversity_benchmarks") and "/" in embedder and not Path(embedder).is_dir():
+    for name, model in spec.models.items():
+        folder = Path(model.path) if model.path else results / "hub" / name
+        checks.append(_folder_check(f"snapshot {name}", folder, "config.json", model.source))
+    if spec.data.diversity_benchmarks and "/" in embedder and not Path(embedder).is_dir():
         folder = results / "hub" / "diversity-embedder"
         checks.append(_folder_check("snapshot diversity-embedder", folder, "config.json", embedder))
     return checks
@@ -130,24 +125,23 @@ def account_checks(profile: dict, path: Path) -> list[Check]:
     return checks
 
 
-def shard_limit_checks(cfg: dict, profile: dict) -> list[Check]:
-    """The generate shards are sized for eval.shard.job_minutes: the jobs must get that long."""
-    from pacs.config import eval_shard
+GENERATE_RULE = "generate"  # workflow/rules/evaluate.smk: every eval/ and curve/ shard
 
-    shard = eval_shard(cfg)
+
+def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
+    """The generate shards are sized for eval.shard.job_minutes: the jobs must get that long."""
+    shard = spec.eval.shard
     if shard is None:
         return []
-    checks = []
-    for rule in ("generate", "generate_checkpoint"):
-        runtime = ((profile.get("set-resources") or {}).get(rule) or {}).get("runtime")
-        runtime = runtime or (profile.get("default-resources") or {}).get("runtime")
-        ok = runtime is not None and float(runtime) >= shard["job_minutes"]
-        checks.append(Check(
-            f"{rule} time limit", ok,
-            f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard['job_minutes']:g}",
-            "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
-        ))
-    return checks
+    rule = GENERATE_RULE
+    runtime = ((profile.get("set-resources") or {}).get(rule) or {}).get("runtime")
+    runtime = runtime or (profile.get("default-resources") or {}).get("runtime")
+    ok = runtime is not None and float(runtime) >= shard.job_minutes
+    return [Check(
+        f"{rule} time limit", ok,
+        f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
+        "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
+    )]
 
 
 def train_request(profile: dict) -> tuple[int, int]:
@@ -204,38 +198,35 @@ def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
 # ------------------------------------------------------------------ disk
 
 
-def model_params(spec: dict, results: Path, name: str) -> float | None:
+def model_params(model: ModelSpec, results: Path, name: str) -> float | None:
     """Parameters of a model: its snapshot's safetensors bytes / 2 (bf16), else a known size."""
-    folder = Path(spec["path"]) if spec.get("path") else results / "hub" / name
+    folder = Path(model.path) if model.path else results / "hub" / name
     weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder.is_dir() else 0
-    return weights / 2 if weights else KNOWN_PARAMS.get(spec.get("hf_id", ""))
+    return weights / 2 if weights else KNOWN_PARAMS.get(model.hf_id or "")
 
 
-def run_bytes(cfg: dict, model: str, method: str, params: float) -> float:
+def run_bytes(spec: Profile, model: str, method: str, params: float) -> float:
     """Disk for one training run: kept actor (and PPO critic) checkpoints, merged eval models."""
-    spec, train, verl = cfg["models"][model], cfg["train"], cfg.get("verl") or {}
-    steps, every = int(spec["steps"]), int(train.get("save_every", 20))
+    steps, every, verl = spec.models[model].steps, spec.train.save_every, spec.verl
     saved = steps // every + (1 if steps % every else 0)
-    keep = verl.get("max_actor_ckpt_to_keep")
-    total = (saved if keep is None else min(int(keep), saved)) * CKPT_BYTES_PER_PARAM * params
+    keep = verl.max_actor_ckpt_to_keep
+    total = (saved if keep is None else min(keep, saved)) * CKPT_BYTES_PER_PARAM * params
     if method == "ppo":
-        keep_critic = verl.get("max_critic_ckpt_to_keep")
-        total += (saved if keep_critic is None else min(int(keep_critic), saved)) * CKPT_BYTES_PER_PARAM * params
-    curve = cfg["eval"].get("curve_every")
-    merged = 1 + (steps // int(curve) if curve else 0)
+        keep_critic = verl.max_critic_ckpt_to_keep
+        total += (saved if keep_critic is None else min(keep_critic, saved)) * CKPT_BYTES_PER_PARAM * params
+    curve = spec.eval.curve_every
+    merged = 1 + (steps // curve if curve else 0)
     return total + merged * MERGED_BYTES_PER_PARAM * params
 
 
-def disk_check(cfg: dict, results: Path) -> Check:
+def disk_check(spec: Profile, results: Path) -> Check:
     need, unknown = 0.0, []
-    for name in cfg["runs"]:
-        run = resolve_run(cfg, name)
-        for model in run.get("models", list(cfg["models"])):
-            params = model_params(cfg["models"][model], results, model)
-            if params is None:
-                unknown.append(model)
-                continue
-            need += len(seeds_for(cfg, run)) * run_bytes(cfg, model, run["method"], params)
+    for model, run, _seed in spec.matrix.train_jobs:
+        params = model_params(spec.models[model], results, model)
+        if params is None:
+            unknown.append(model)
+            continue
+        need += run_bytes(spec, model, spec.runs[run].method.name, params)
     where = next(p for p in (results, *results.parents) if p.exists())
     free = shutil.disk_usage(where).free
     ok = not unknown and free >= need
@@ -249,8 +240,8 @@ def disk_check(cfg: dict, results: Path) -> Check:
 # ------------------------------------------------------------------ the code sandbox
 
 
-def sandbox_check(cfg: dict) -> list[Check]:
-    if "livecodebench" not in cfg["data"]["benchmarks"]:
+def sandbox_check(spec: Profile) -> list[Check]:
+    if "livecodebench" not in spec.data.benchmarks:
         return []
     from pacs.rewards.code import SandboxUnavailable, sandbox_layers
 
@@ -266,17 +257,17 @@ def sandbox_check(cfg: dict) -> list[Check]:
 # ------------------------------------------------------------------ the table
 
 
-def run_checks(cfg: dict, profile_path: Path, results: Path, env=os.environ, run=subprocess.run) -> list[Check]:
+def run_checks(spec: Profile, profile_path: Path, results: Path, env=os.environ, run=subprocess.run) -> list[Check]:
     profile = read_profile(profile_path)
     return [
         *version_checks(),
-        attention_check(cfg),
-        *snapshot_checks(cfg, results),
+        attention_check(spec),
+        *snapshot_checks(spec, results),
         *account_checks(profile, profile_path),
-        *shard_limit_checks(cfg, profile),
+        *shard_limit_checks(spec, profile),
         resource_check(profile, env, run),
-        disk_check(cfg, results),
-        *sandbox_check(cfg),
+        disk_check(spec, results),
+        *sandbox_check(spec),
     ]
 
 
@@ -303,9 +294,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    cfg: dict[str, Any] = load_config(args.config)
-    results = args.results or Path("results") / cfg["profile"]
-    checks = run_checks(cfg, args.profile, results)
+    try:
+        spec = load_profile(args.config)
+    except (ConfigError, OSError) as err:
+        print(err, file=sys.stderr)
+        return 2
+    results = args.results or Path("results") / spec.profile
+    checks = run_checks(spec, args.profile, results)
     table = render(checks)
     print(table, end="")
     if all(c.ok for c in checks) and args.out:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pacs.config import ATTN_PACKAGES, attn_implementation, load_config, resolve_run
+from pacs.config import ATTN_PACKAGES, ConfigError, load_config, load_profile, parse_profile
 from pacs.verl_plugin.devices import device_overrides
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 
@@ -22,38 +22,44 @@ VERL_CONFIGS = [p for p in sorted((REPO / "configs").glob("*.yaml")) if load_con
 PIP_NAMES = {"flash_attn": "flash-attn", "flash_attn_interface": "flash-attn-3", "torch": "torch"}
 
 
-def _overrides(cfg: dict, run: str, tmp_path: Path) -> list[str]:
-    model = next(iter(cfg["models"]))
+def _overrides(spec, run: str, tmp_path: Path) -> list[str]:
+    model = next(iter(spec.models))
     paths = RunPaths("/d/t.parquet", "/d/t.parquet", tmp_path)
-    return build_overrides(cfg, resolve_run(cfg, run), model, 0, paths, ClusterShape(1, 8), "l")
+    return build_overrides(spec, spec.run(run), model, 0, paths, ClusterShape(1, 8), "l")
 
 
 def test_paper_names_flash_attention_for_actor_and_critic(compose, tmp_path):
-    cfg = load_config(REPO / "configs" / "paper.yaml")
-    assert cfg["verl"]["attn_implementation"] == "flash_attention_2"
-    c = compose(_overrides(cfg, "ppo", tmp_path))
+    spec = load_profile(REPO / "configs" / "paper.yaml")
+    assert spec.verl.attn_implementation == "flash_attention_2"
+    c = compose(_overrides(spec, "ppo", tmp_path))
     assert c.actor_rollout_ref.model.override_config.attn_implementation == "flash_attention_2"
     assert c.critic.model.override_config.attn_implementation == "flash_attention_2"
     assert c.actor_rollout_ref.model.use_remove_padding is True
 
 
 def test_cpu_device_switch_still_composes_to_sdpa(compose, tmp_path):
-    cfg = load_config(REPO / "configs" / "verl_smoke.yaml")
-    c = compose(_overrides(cfg, "pacs", tmp_path) + device_overrides("cpu", 1))
+    spec = load_profile(REPO / "configs" / "verl_smoke.yaml")
+    c = compose(_overrides(spec, "pacs", tmp_path) + device_overrides("cpu", 1))
     assert c.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
     assert c.actor_rollout_ref.model.use_remove_padding is False
 
 
-def test_remove_padding_without_flash_attention_is_refused(tmp_path):
+def test_remove_padding_without_flash_attention_is_refused():
     cfg = load_config(REPO / "configs" / "paper.yaml")
     cfg["verl"]["attn_implementation"] = "sdpa"
-    with pytest.raises(ValueError, match="use_remove_padding=true needs flash-attention"):
-        _overrides(cfg, "pacs", tmp_path)
+    with pytest.raises(ConfigError, match="use_remove_padding=true needs flash-attention"):
+        parse_profile(cfg, source="paper.yaml")
     cfg["verl"]["use_remove_padding"] = False
-    assert attn_implementation(cfg) == "sdpa"
+    assert parse_profile(cfg).verl.attn_implementation == "sdpa"
     cfg["verl"]["attn_implementation"] = "flash"
-    with pytest.raises(ValueError, match="must be one of"):
-        attn_implementation(cfg)
+    with pytest.raises(ConfigError, match=r"paper.yaml: verl.attn_implementation: .*'flash'"):
+        parse_profile(cfg, source="paper.yaml")
+
+
+def test_attention_defaults_to_verls_own():
+    cfg = load_config(REPO / "configs" / "paper.yaml")
+    del cfg["verl"]["attn_implementation"]
+    assert parse_profile(cfg).verl.attn_implementation == "flash_attention_2"
 
 
 def _environment() -> tuple[str, dict[str, str]]:
@@ -67,7 +73,7 @@ def _environment() -> tuple[str, dict[str, str]]:
 @pytest.mark.parametrize("path", VERL_CONFIGS, ids=lambda p: p.stem)
 def test_environment_provides_the_configured_attention(path):
     python, pip = _environment()
-    impl = attn_implementation(load_config(path))
+    impl = load_profile(path).verl.attn_implementation
     assert PIP_NAMES[ATTN_PACKAGES[impl]] in pip, f"{path.name}: {impl} needs {ATTN_PACKAGES[impl]}"
 
 

@@ -4,36 +4,34 @@
 # (pacs.evaluation.shards): with eval.shard set, a shard holds as many problems as fit the
 # generate job's time limit; without it, one shard holds every problem. The Fig. 3 checkpoints
 # sample eval.curve_n_samples per problem (pass@1 only).
-from pacs.config import curve_n_samples, eval_shard
 from pacs.evaluation.generate import DEFAULT_BATCH
 from pacs.evaluation.shards import plan_shard_size, shard_count
 
-CURVE_N = curve_n_samples(config)
-SHARD = eval_shard(config)
+SHARD = dataclasses.asdict(EVAL.shard) if EVAL.shard else None
 
 
 def tree_n(tree) -> int:
     """Samples per problem of an eval/... or curve/... folder."""
-    return CURVE_N if tree.startswith("curve/") else int(EVAL["n_samples"])
+    return EVAL.curve_samples if tree.startswith("curve/") else EVAL.n_samples
 
 
 def shard_size(n) -> int | None:
     """Problems per generate shard at n samples each (hf: whole chunks, its seed is per chunk)."""
     if SHARD is None:
         return None
-    align = max(1, DEFAULT_BATCH["hf"] // n) if EVAL["backend"] == "hf" else 1
-    return plan_shard_size(n, int(EVAL["max_new_tokens"]), align=align, **SHARD)
+    align = max(1, DEFAULT_BATCH["hf"] // n) if EVAL.backend == "hf" else 1
+    return plan_shard_size(n, EVAL.max_new_tokens, align=align, **SHARD)
 
 
 def benchmark_problems(benchmark) -> int:
     """Problems evaluated in a benchmark; reads the prepared file (a checkpoint's output)."""
     if benchmark == SYNTHETIC:
-        count = int(DATA["synthetic"]["n_test"])
+        count = DATA.synthetic.n_test
     else:
         path = checkpoints.prepare_eval.get(benchmark=benchmark).output[0]
         with open(path, encoding="utf-8") as fh:
             count = sum(1 for line in fh if line.strip())
-    return min(count, EVAL["limit"]) if EVAL.get("limit") else count
+    return min(count, EVAL.limit) if EVAL.limit else count
 
 
 def shard_files(wildcards) -> list[str]:
@@ -43,23 +41,18 @@ def shard_files(wildcards) -> list[str]:
 
 
 def shard_args(wildcards) -> str:
-    size = shard_size(int(EVAL["n_samples"]))
+    size = shard_size(tree_n(wildcards.tree))
     return f"--shard-index {wildcards.shard}" + (f" --shard-size {size}" if size else "")
 
 
-def curve_shard_args(wildcards) -> str:
-    size = shard_size(CURVE_N)
-    return f"--shard-index {wildcards.shard}" + (f" --shard-size {size}" if size else "")
-
-
-def curve_generate_args(wildcards) -> str:
-    return generate_args(wildcards, n=CURVE_N)
+def tree_generate_args(wildcards) -> str:
+    return generate_args(wildcards, n=tree_n(wildcards.tree))
 
 
 def gather_args(wildcards) -> str:
     n = tree_n(wildcards.tree)
     size = shard_size(n)
-    limit = f" --limit {EVAL['limit']}" if EVAL.get("limit") else ""
+    limit = f" --limit {EVAL.limit}" if EVAL.limit else ""
     return f"--n {n}" + (f" --shard-size {size}" if size else "") + limit
 
 
