@@ -78,6 +78,16 @@ def test_partition_and_account(tmp_path):
     assert not lines["slurm_account"].ok and "default-resources.slurm_account in p.yaml" in lines["slurm_account"].fix
 
 
+def test_generate_limit_shorter_than_the_shards_plan_fails(tmp_path):
+    profile = yaml.safe_load(PROFILE.read_text())
+    profile["set-resources"]["generate"]["runtime"] = 600
+    (check,) = preflight.shard_limit_checks(load_profile(PAPER), profile)
+    assert not check.ok and "profile runtime 600 min" in check.detail and "720" in check.detail
+    raw = load_config(PAPER)
+    raw["eval"]["shard"] = None
+    assert preflight.shard_limit_checks(parse_profile(raw), profile) == []
+
+
 def test_gpus_and_cpus_per_node_from_sinfo_and_inside_a_job(tmp_path, monkeypatch):
     profile = preflight.read_profile(_profile(tmp_path))  # train_verl: gpu:h200:8, 96 CPUs
     assert preflight.train_request(profile) == (8, 96)

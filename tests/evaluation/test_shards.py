@@ -84,3 +84,39 @@ def test_gather_refuses_a_shard_missing_a_problem_and_a_wrong_count(bench_rows, 
     with pytest.raises(ValueError, match="make 2 shard"):
         shards.main(["gather", str(first), *args])
     assert not (tmp_path / "samples.jsonl").exists()
+
+
+# ------------------------------------------------------------------ eval.shard / curve_n_samples
+
+
+def _paper_raw() -> dict:
+    from pacs.config import load_config
+
+    return load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")
+
+
+def test_shard_spec_needs_throughput_and_limit_and_defaults_its_margin():
+    from pacs.config import ConfigError, parse_profile
+
+    raw = _paper_raw()
+    assert parse_profile(raw).eval.shard.job_minutes == 720
+    del raw["eval"]["shard"]["margin"]
+    assert parse_profile(raw).eval.shard.margin == 0.25
+    del raw["eval"]["shard"]["tokens_per_s"]
+    with pytest.raises(ConfigError, match=r"p.yaml: eval.shard.tokens_per_s: Field required"):
+        parse_profile(raw, source="p.yaml")
+    raw["eval"]["shard"] = None  # absent or null: one generate job per evaluation
+    assert parse_profile(raw).eval.shard is None
+    raw["eval"]["shard"] = {"tokens_per_s": 6000, "job_minutes": 720, "margin": 1.0}
+    with pytest.raises(ConfigError, match=r"eval.shard.margin"):
+        parse_profile(raw)
+
+
+def test_curve_n_samples_defaults_to_n_samples():
+    from pacs.config import parse_profile
+
+    raw = _paper_raw()
+    assert parse_profile(raw).eval.curve_samples == 32
+    del raw["eval"]["curve_n_samples"]
+    spec = parse_profile(raw)
+    assert spec.eval.curve_n_samples is None and spec.eval.curve_samples == spec.eval.n_samples == 256
