@@ -5,9 +5,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
+CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight
 
 setup: $(VENV)/.installed
 
@@ -42,12 +43,17 @@ lint: setup
 fetch: setup
 	$(BIN)/snakemake --profile slurm fetch
 
+## Paper scale: check what a paper run needs (pinned versions, flash-attn, hub snapshots,
+## partition/account, GPUs/CPUs per node, disk, code sandbox) in the ACTIVE environment
+## (`conda activate pacs`), not .venv. The DAG runs it again as the first job on a compute node.
+preflight:
+	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
+
 ## verl 0.9.1's own trainer (PACSTrainerSync) for 3 steps on the tiny model: checkpoint at step 2,
 ## a second launch resumes for step 3, HF merge, then HF evaluation of the merged model.
 ## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU). Outputs in results/verl_smoke/.
 VERL_DEVICE ?= auto
-# Extra Hydra overrides for both launches, e.g. on a GPU without flash-attn:
-#   VERL_SMOKE_OVERRIDES=+actor_rollout_ref.model.override_config.attn_implementation=sdpa
+# Extra Hydra overrides for both launches (configs/verl_smoke.yaml already names sdpa attention).
 VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
 verl-smoke: setup

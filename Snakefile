@@ -34,6 +34,7 @@ CONFIG_FILE = write_snapshot(
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/shards.smk"
 
 
 wildcard_constraints:
@@ -44,6 +45,7 @@ wildcard_constraints:
     benchmark=r"[A-Za-z0-9_.-]+",
 
 
+include: "workflow/rules/preflight.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"

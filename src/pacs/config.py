@@ -49,6 +49,13 @@ from pacs.methods import (
     spec_keys,
 )
 
+ATTN_PACKAGES = {  # verl.attn_implementation -> the module the training environment must import
+    "flash_attention_2": "flash_attn",
+    "flash_attention_3": "flash_attn_interface",
+    "sdpa": "torch",
+    "eager": "torch",
+}
+VARLEN_ATTN = ("flash_attention_2", "flash_attention_3")  # what use_remove_padding needs
 # Set on compute jobs, whose inputs are all local files (README, "Paper scale").
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 BASE_RUN = "base"  # the model before RL, evaluated as run "base", seed 0
@@ -263,6 +270,21 @@ class TrainSpec:
 
 
 @spec
+class ShardSpec:
+    """``eval.shard``: split a benchmark's problems over generate jobs that each fit the jobs'
+    time limit, planning every response at ``max_new_tokens`` (worst case)."""
+
+    tokens_per_s: PositiveFloat
+    """Generated tokens per second of one generate job (one GPU); measure yours (ours: Qwen3-8B,
+    vLLM, one H200: 6000)."""
+    job_minutes: PositiveFloat
+    """The generate jobs' time limit: the ``runtime`` of generate in the SLURM profile
+    (``pacs.preflight`` checks they agree)."""
+    margin: Annotated[Float, Field(ge=0, lt=1)] = 0.25
+    """Share of ``job_minutes`` a shard leaves unplanned (ours: model load, slow nodes)."""
+
+
+@spec
 class EvalSpec:
     backend: Literal["hf", "vllm"]
     """Generation backend (App. C: vLLM)."""
@@ -284,6 +306,17 @@ class EvalSpec:
     """verl: evaluate checkpoints every K steps (Fig. 3: 20)."""
     curve_benchmarks: tuple[Name, ...] = ()
     """verl: benchmarks of those checkpoint evaluations (Fig. 3)."""
+    curve_n_samples: PositiveInt | None = None
+    """Samples per problem at the Fig. 3 checkpoints, which report pass@1 only (ours; the paper
+    states none); null: ``n_samples``. Read through :attr:`curve_samples`."""
+    shard: ShardSpec | None = None
+    """How generate jobs are sized to fit a time limit (:mod:`pacs.evaluation.shards`); null:
+    one generate job per evaluation."""
+
+    @property
+    def curve_samples(self) -> int:
+        """Samples per problem of a Fig. 3 checkpoint: ``curve_n_samples``, else ``n_samples``."""
+        return self.curve_n_samples or self.n_samples
 
 
 @spec
@@ -331,6 +364,21 @@ class VerlSpec:
     """The rollout engine."""
     use_remove_padding: Bool = True
     """Pack sequences without padding (needs flash-attn; off on CPU)."""
+    attn_implementation: Literal[tuple(ATTN_PACKAGES)] = "flash_attention_2"
+    """Attention of actor, reference and critic (``override_config.attn_implementation``).
+    Default: verl 0.9.1's own; ``use_remove_padding`` needs a flash-attention one (varlen
+    kernels attend correctly within a packed micro-batch), and environment.yml installs it."""
+
+    @model_validator(mode="after")
+    def _remove_padding_needs_varlen(self):
+        if self.use_remove_padding and self.attn_implementation not in VARLEN_ATTN:
+            raise ValueError(
+                "verl.use_remove_padding=true needs flash-attention's varlen kernels, but "
+                f"verl.attn_implementation={self.attn_implementation!r}: set "
+                "use_remove_padding: false, or attn_implementation: flash_attention_2 "
+                "(environment.yml installs flash-attn)"
+            )
+        return self
     enable_gradient_checkpointing: Bool = True
     """Recompute activations in the backward pass (memory for time)."""
     use_dynamic_bsz: Bool = False

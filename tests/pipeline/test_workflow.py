@@ -86,10 +86,21 @@ def test_tiny_dry_run_covers_the_matrix(workflow_copy):
     assert sum(j["rule"] == "report" for j in jobs) == 1
 
 
+# Problems per benchmark (the real files' sizes; LiveCodeBench: a window of 279 problems). The
+# number of generate shards follows from them (prepare_eval is a checkpoint), as after `make fetch`.
+PAPER_BENCHMARK_SIZES = {"math500": 500, "amc23": 40, "aime24": 30, "aime25": 30, "beyondaime": 100,
+                         "livecodebench": 279, "gpqa": 198}
+
+
 @pytest.fixture(scope="module")
 def paper_dry_run_text(workflow_copy) -> str:
+    """`snakemake -n --profile slurm` in a workflow copy whose benchmark files are prepared."""
     if not (REPO / "configs" / "paper.yaml").exists():
         pytest.fail("configs/paper.yaml is missing")
+    eval_dir = workflow_copy / "results" / "paper" / "data" / "eval"
+    eval_dir.mkdir(parents=True, exist_ok=True)
+    for name, size in PAPER_BENCHMARK_SIZES.items():
+        (eval_dir / f"{name}.jsonl").write_text("".join(f'{{"problem_id": "{name}/{i}"}}\n' for i in range(size)))
     result = snakemake("-n", "--profile", "slurm", cwd=workflow_copy)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
@@ -154,6 +165,38 @@ def _local_rules(configfile: Path, workdir: Path) -> tuple[set[str], dict[str, s
             workdir=workdir,
         )._workflow
         return set(workflow._localrules), {r.name: r.shellcmd or "" for r in workflow.rules}
+
+
+def test_paper_generation_is_sharded_to_fit_its_time_limit(paper_dry_run):
+    """eval.shard: 92 problems per generate job at n = 256 (tests/evaluation/test_shards.py),
+    one gather per evaluation; the Fig. 3 checkpoints sample eval.curve_n_samples = 32."""
+    cfg = load_config(REPO / "configs" / "paper.yaml")
+    shards = {}
+    for j in paper_dry_run:
+        if j["rule"] == "generate" and (e := eval_job(j)) and e["run"] == "base":
+            shards.setdefault((e["model"], e["benchmark"]), set()).add(int(j["wildcards"]["shard"]))
+    assert shards[("qwen3_8b", "math500")] == set(range(6))  # 5 × 92 + 40
+    assert shards[("qwen3_8b", "aime24")] == {0}
+    assert shards[("qwen3_8b", "livecodebench")] == set(range(4))
+    gathers = [j for j in paper_dry_run if j["rule"] == "gather_samples"]
+    evals = len(cfg["models"]) * len(cfg["data"]["benchmarks"]) * (1 + len(cfg["runs"]))
+    assert sum(j["wildcards"]["tree"].startswith("eval/") for j in gathers) == evals
+
+
+def test_paper_shell_commands_carry_shards_and_curve_n(paper_dry_run_text):
+    assert "--shard-index 5 --shard-size 92 " in paper_dry_run_text
+    curve = [line for line in paper_dry_run_text.splitlines()
+             if "pacs.evaluation.generate" in line and "/curve/" in line]
+    assert curve and all(" --n 32 " in line for line in curve)
+
+
+def test_every_verl_training_job_waits_for_the_compute_node_preflight(paper_dry_run, paper_dry_run_text):
+    (pre,) = [j for j in paper_dry_run if j["rule"] == "preflight"]
+    assert pre["resources"]["gres"] == "gpu:h200:8" and pre["resources"]["cpus_per_task"] == "96"
+    assert "python -m pacs.preflight --config results/paper/config.yaml" in paper_dry_run_text
+    for block in re.split(r"\n(?=rule \S+:\n)", paper_dry_run_text):
+        if block.startswith("rule train_verl:"):
+            assert "results/paper/preflight/compute_node.txt" in block
 
 
 def test_every_download_runs_in_a_local_rule(tmp_path):

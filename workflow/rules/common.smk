@@ -206,9 +206,9 @@ def eval_model_arg(wildcards) -> str:
 # ------------------------------------------------------------------ evaluation settings
 
 
-def generate_args(wildcards=None) -> str:
+def generate_args(wildcards=None, n=None) -> str:
     args = (
-        f"--backend {EVAL.backend} --n {EVAL.n_samples} --temperature {EVAL.temperature} "
+        f"--backend {EVAL.backend} --n {n or EVAL.n_samples} --temperature {EVAL.temperature} "
         f"--top-p {EVAL.top_p} --max-new-tokens {EVAL.max_new_tokens} --seed {EVAL.seed}"
     )
     if EVAL.limit:

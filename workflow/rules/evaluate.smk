@@ -4,27 +4,52 @@
 # curve/<model>/<run>/seed<s>/step<k>/<benchmark> (common.smk, tree_job).
 
 
+# Generation is scattered over shards of problems and gathered into samples.jsonl (helpers:
+# shards.smk): eval.shard sizes a shard to fit the generate jobs' time limit; unset, one shard.
 rule generate:
     input:
         model=eval_model_input,
         benchmark=tree_benchmark_input,
     output:
-        f"{RES}/{{tree}}/samples.jsonl",
+        f"{RES}/{{tree}}/shards/{{shard}}.jsonl",
     params:
         model=eval_model_arg,
-        args=generate_args,
+        args=tree_generate_args,
+        shard=shard_args,
     conda:
         ENV_FILE
     log:
-        f"{RES}/logs/{{tree}}/generate.log",
+        f"{RES}/logs/{{tree}}/generate_{{shard}}.log",
     benchmark:
-        f"{RES}/benchmarks/{{tree}}/generate.tsv"
+        f"{RES}/benchmarks/{{tree}}/generate_{{shard}}.tsv"
     wildcard_constraints:
         tree=r"(eval|curve)/.+",
+        shard=r"\d+",
     threads: THREADS
     shell:
         "python -m pacs.evaluation.generate --model {params.model} --benchmark-file {input.benchmark} "
-        "--out {output} {params.args} --threads {threads} > {log} 2>&1"
+        "--out {output} {params.args} {params.shard} --threads {threads} > {log} 2>&1"
+
+
+rule gather_samples:
+    input:
+        shards=shard_files,
+        benchmark=tree_benchmark_input,
+    output:
+        f"{RES}/{{tree}}/samples.jsonl",
+    params:
+        args=gather_args,
+    conda:
+        ENV_FILE
+    log:
+        f"{RES}/logs/{{tree}}/gather.log",
+    benchmark:
+        f"{RES}/benchmarks/{{tree}}/gather.tsv"
+    wildcard_constraints:
+        tree=r"(eval|curve)/.+",
+    shell:
+        "python -m pacs.evaluation.shards gather {input.shards} --benchmark-file {input.benchmark} "
+        "{params.args} --out {output} > {log} 2>&1"
 
 
 rule grade:

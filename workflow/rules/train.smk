@@ -99,6 +99,7 @@ else:
         input:
             train=f"{RES}/data/train.parquet",
             model=model_download,
+            preflight=PREFLIGHT,  # preflight.smk: the checks ran on a compute node first
         output:
             summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
         params:

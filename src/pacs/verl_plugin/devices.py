@@ -45,7 +45,7 @@ def device_overrides(device: str, n_ranks: int) -> list[str]:
         # verl's pool check counts Ray GPUs only: one logical slot per rank (no device behind it)
         "+ray_kwargs.ray_init.num_gpus": n_ranks,
         # no flash-attention and no torch.compile on CPU
-        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "++actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
         "actor_rollout_ref.model.use_remove_padding": "false",
         "actor_rollout_ref.actor.fsdp_config.use_torch_compile": "false",
         "actor_rollout_ref.ref.fsdp_config.use_torch_compile": "false",

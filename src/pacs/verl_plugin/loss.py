@@ -27,7 +27,7 @@ import torch
 from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
-from pacs.core_algos import pacs_loss
+from pacs.core_algos import balanced_weights, pacs_loss
 from pacs.methods import PacsSpec
 
 LOSS_NAME = "pacs"
@@ -73,6 +73,35 @@ def decode_signed_weights(
     first_valid = mask.to(torch.int8).argmax(dim=-1, keepdim=True)
     signed = advantages.gather(-1, first_valid).squeeze(-1).float()
     return (signed > 0).float(), signed.abs()
+
+
+def check_decoded_weights(
+    labels: torch.Tensor, weights: torch.Tensor, group_size: int, use_weight: bool
+) -> None:
+    """Raise unless the [B] decoded weights are what the driver computed for these groups:
+    ``balanced_weights`` of the labels in contiguous groups of ``group_size`` (1 without weights).
+
+    A mismatch means the micro-batch does not hold the driver's groups (a verl change in batch
+    geometry, or rows reordered), so the loss would score responses against the wrong group.
+    The tolerance allows bf16 advantages; distinct class weights differ by far more.
+    """
+    if not use_weight:
+        if not torch.allclose(weights, torch.ones_like(weights)):
+            raise ValueError(
+                "policy_loss.use_weight=False but the advantages carry class weights: set "
+                "algorithm.pacs.use_weight=False as well"
+            )
+        return
+    expected = balanced_weights(labels, group_size)
+    if not torch.allclose(weights, expected.to(weights.dtype), rtol=1e-2, atol=0.0):
+        bad = (weights - expected).abs().argmax().item()
+        raise ValueError(
+            f"pacs loss: the class weights carried in the advantages do not match the labels "
+            f"grouped by rollout.n={group_size} in this micro-batch (row {bad + 1}: carried "
+            f"{weights[bad].item():.4f}, expected {expected[bad].item():.4f}); the micro-batch "
+            "does not hold whole driver groups in order: is verl 0.9.1 with the pacs_sync "
+            "trainer in use?"
+        )
 
 
 def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
@@ -136,11 +165,7 @@ def compute_policy_loss_pacs(
     spec = loss_spec(config)
     mask = response_mask.bool()
     labels, weights = decode_signed_weights(advantages, mask)
-    if not spec.use_weight and not torch.allclose(weights, torch.ones_like(weights)):
-        raise ValueError(
-            "policy_loss.use_weight=False but the advantages carry class weights: set "
-            "algorithm.pacs.use_weight=False as well"
-        )
+    check_decoded_weights(labels, weights, group_size, spec.use_weight)
     loss_sum, stats = pacs_loss(
         log_prob,
         old_log_prob,

@@ -101,11 +101,18 @@ def _data(p: Profile, seed: int, paths: RunPaths) -> dict:
     }
 
 
+def _attention(model_key: str, p: Profile) -> dict:
+    """verl.attn_implementation, explicit (verl's own default is flash_attention_2, which
+    ``verl[vllm]`` does not install); the spec checked it against use_remove_padding."""
+    return {f"++{model_key}.override_config.attn_implementation": p.verl.attn_implementation}
+
+
 def _actor(p: Profile, model_key: str, seed: int) -> dict:
     t, v, a = p.train, p.verl, "actor_rollout_ref.actor"
     return {
         "actor_rollout_ref.model.path": model_path(p, model_key),
         "actor_rollout_ref.model.use_remove_padding": v.use_remove_padding,
+        **_attention("actor_rollout_ref.model", p),
         "actor_rollout_ref.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
         f"{a}.strategy": v.strategy,
         f"{a}.optim.lr": t.lr,
@@ -229,6 +236,7 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
         "critic.strategy": v.strategy,
         "critic.model.path": model_path(p, model_key),
         "critic.model.use_remove_padding": v.use_remove_padding,
+        **_attention("critic.model", p),
         "critic.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
         "critic.optim.lr": spec.critic_lr,
         "critic.optim.clip_grad": p.train.max_grad_norm,
