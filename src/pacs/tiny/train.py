@@ -72,6 +72,7 @@ from pacs.fingerprint import (
     folder_digest,
     rows_digest,
 )
+from pacs.evaluation.paths import rollout_path_stats
 from pacs.io import atomic_path, write_json, write_jsonl
 from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
@@ -428,6 +429,14 @@ def update_mini_batch(
     return out
 
 
+def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
+    """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
+    responses, averaged over groups (docs/design.md §8); nothing for other tasks."""
+    if not rows or "quantities" not in rows[0]:
+        return {}
+    return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
+
+
 def mixed_fraction(labels: torch.Tensor, group_size: int) -> float:
     """Fraction of groups whose responses do not all share one label."""
     g = labels.reshape(-1, group_size)
@@ -488,6 +497,7 @@ def train_step(
         "mixed_frac": mixed_fraction(labels, n),
         "response_len": roll.response_mask.sum(-1).float().mean().item(),
         **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
+        **path_metrics(roll.texts, scores.tolist(), [rows[i] for i in idx], n),
         "time_generate": t1 - t0,
         "time_reward": t2 - t1,
         "time_reference": t3 - t2,
