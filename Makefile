@@ -7,7 +7,7 @@ CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke science
 
 setup: $(VENV)/.installed
 
@@ -33,6 +33,11 @@ test-fast: setup
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
+
+## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §8):
+## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
+science: setup
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
 
 lint: setup
 	$(BIN)/snakemake --lint

@@ -202,6 +202,12 @@ def prepare_eval_source_args(wildcards) -> str:
 
 def synthetic_args(wildcards=None) -> str:
     s = DATA["synthetic"]
+    if s.get("task", "arithmetic") == "paths":  # the many-paths task (docs/design.md §8)
+        return (
+            f"--task paths --seed {s['seed']} --n-sft {s['n_sft']} --n-train {s['n_train']} "
+            f"--n-test {s['n_test']} --min-terms {s['min_terms']} --max-terms {s['max_terms']} "
+            f"--max-operand {s['max_operand']}"
+        )
     return (
         f"--seed {s['seed']} --n-sft {s['n_sft']} --n-train {s['n_train']} --n-test {s['n_test']} "
         f"--min-steps {s['min_steps']} --max-steps {s['max_steps']} --max-operand {s['max_operand']}"

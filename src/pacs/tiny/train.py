@@ -458,14 +458,8 @@ def train_step(
     maybe_reset_reference(state, settings, step)
     idx = state.sampler.next(settings.prompts_per_step)
 
-    roll = sample(
-        state.policy,
-        tokenizer,
-        [prompt_ids[i] for i in idx],
-        n,
-        settings.max_new_tokens,
-        settings.temperature,
-    )
+    prompts = [prompt_ids[i] for i in idx]
+    roll = sample(state.policy, tokenizer, prompts, n, settings.max_new_tokens, settings.temperature)
     t1 = time.perf_counter()
     scores = torch.tensor(
         reward_fn(roll.texts, [rows[i]["answer"] for i in idx for _ in range(n)]),
