@@ -80,9 +80,10 @@ def test_shrunken_science_profile_end_to_end(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = tmp_path / "paper_figures" / "science_mini"
     table = pd.read_csv(out / "tables" / "claims.csv")
-    assert set(table["claim"]) >= {"C1", "C2", "C3", "C3-ref", "C7"}
-    assert (table["seeds"] == 2).all()
-    assert set(table["verdict"]) <= {"holds", "reversed", "not separable"}
+    computed = table[table["verdict"] != "no data"]  # C4: the 60-step base may solve nothing
+    assert set(computed["claim"]) >= {"C1", "C2", "C3", "C3-ref", "C7"}
+    assert (computed["seeds"] == 2).all()
+    assert set(computed["verdict"]) <= {"holds", "reversed", "not separable"}
     assert (out / "figures" / "claims_curves.png").stat().st_size > 0
     readme = (out / "README.md").read_text()
     assert "tables/claims.md" in readme and "figures/claims_curves.png" in readme

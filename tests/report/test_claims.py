@@ -149,3 +149,15 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
 def test_no_claims_block_no_claims_table(tmp_path):
     assert C.claims_settings({"runs": {}}) == {}
     assert C.claims_settings({"claims": {"bootstrap": 10}})["late_fraction"] == 0.25
+
+
+def test_a_comparison_without_data_is_listed_not_dropped():
+    table = pd.DataFrame([{"claim": "C1", "statement": "s", "metric": "pass@1 (%)", "run_a": "a",
+                           "run_b": "b", "seeds": 2, "problems": 3, "mean_a": 1.0, "mean_b": 0.5,
+                           "diff": 0.5, "ci_low": 0.1, "ci_high": 0.9, "mde": 0.3, "verdict": "holds"},
+                          {"claim": "C4", "statement": "more path-diverse", "metric": "path diversity",
+                           "run_a": "a", "run_b": "b", "seeds": 0, "problems": 0, "verdict": C.NO_DATA}])
+    assert dict(zip(*C.claim_verdicts(table)[["claim", "verdict"]].to_numpy().T))["C4"] == C.NO_DATA
+    md = C.claims_markdown(table, C.DEFAULTS, "10 resamples")
+    assert "Not computed (no seed with a value in both runs): C4 more path-diverse" in md
+    assert md.count("| C4 |") == 1  # in the verdict list only
