@@ -34,7 +34,7 @@ test-fast: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
 
-## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §8):
+## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §10):
 ## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
 science: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
@@ -57,7 +57,7 @@ VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
 verl-smoke: setup
 	rm -rf $(VERL_SMOKE)
-	$(BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
+	$(BIN)/python -m pacs.tiny.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
 	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
 	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
 	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES) trainer.total_training_steps=2

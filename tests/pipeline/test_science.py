@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from pacs.config import load_config, resolve_run, seeds_for
+from pacs.config import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
 SCIENCE = REPO / "configs" / "science.yaml"
@@ -20,26 +19,28 @@ ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PA
        "HF_HUB_OFFLINE": "1"}
 
 
-def snakemake(*args: str, cwd: Path = REPO, timeout: int = 300) -> subprocess.CompletedProcess:
+def snakemake(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=ENV,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def test_science_config_is_the_designed_matrix():
-    cfg = load_config(SCIENCE)
-    runs = {name: resolve_run(cfg, name) for name in cfg["runs"]}
-    assert len(runs) == 10
-    seeds = {name: seeds_for(cfg, run) for name, run in runs.items()}
+    spec = load_profile(SCIENCE)
+    runs = spec.runs
+    assert len(runs) == 10 and len(spec.matrix.train_jobs) == 50
+    seeds = {name: spec.seeds_of(run) for name, run in runs.items()}
     assert all(s == seeds["pacs"] and len(s) >= 5 for s in seeds.values())  # paired, >= 5 seeds
-    refs = {(r["ref"], r["ref_reset_every"]) for r in runs.values() if r["method"] == "pacs"}
-    assert ("rollout", 1) in refs and ("fixed", 1) in refs
+    refs = {(r.method.ref, r.method.ref_reset_every) for r in runs.values() if r.method.name == "pacs"}
+    assert ("rollout", None) in refs and ("fixed", None) in refs
     assert any(mode == "periodic" and k > 1 for mode, k in refs)
-    assert {r["method"] for r in runs.values()} == {"pacs", "grpo", "ppo"}
-    assert cfg["data"]["synthetic"]["task"] == "paths" and "claims" in cfg
+    assert {r.method.name for r in runs.values()} == {"pacs", "grpo", "ppo"}
+    assert spec.data.synthetic.task == "paths" and spec.claims is not None
+    assert spec.data.synthetic.cli_args().split()[:2] == ["--task", "paths"]
 
 
-def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run():
-    result = snakemake("-n", "--cores", "2", "--configfile", str(SCIENCE))
+def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run(workflow_copy):
+    config = workflow_copy / "configs" / "science.yaml"
+    result = snakemake("-n", "-p", "--cores", "2", "--configfile", str(config), cwd=workflow_copy)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     counts = {}
     for line in result.stdout.splitlines():
@@ -49,6 +50,7 @@ def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run():
     assert counts["train_tiny"] == 50
     assert counts["generate"] == counts["paths"] == 51  # every run and seed, plus the base model
     assert counts["report"] == 1
+    assert "prepare-synthetic" in result.stdout and "--task paths" in result.stdout
 
 
 def _shrunken(work: Path) -> Path:
@@ -70,15 +72,11 @@ def _shrunken(work: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_shrunken_science_profile_end_to_end(tmp_path):
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(REPO / name, tmp_path / name)
-    for name in ("workflow", "configs"):
-        shutil.copytree(REPO / name, tmp_path / name)
-    config = _shrunken(tmp_path)
-    result = snakemake("--cores", "2", "--configfile", str(config), cwd=tmp_path, timeout=1800)
+def test_shrunken_science_profile_end_to_end(workflow_copy):
+    config = _shrunken(workflow_copy)
+    result = snakemake("--cores", "2", "--configfile", str(config), cwd=workflow_copy, timeout=1800)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    out = tmp_path / "paper_figures" / "science_mini"
+    out = workflow_copy / "paper_figures" / "science_mini"
     table = pd.read_csv(out / "tables" / "claims.csv")
     computed = table[table["verdict"] != "no data"]  # C4: the 60-step base may solve nothing
     assert set(computed["claim"]) >= {"C1", "C2", "C3", "C3-ref", "C7"}
@@ -87,5 +85,5 @@ def test_shrunken_science_profile_end_to_end(tmp_path):
     assert (out / "figures" / "claims_curves.png").stat().st_size > 0
     readme = (out / "README.md").read_text()
     assert "tables/claims.md" in readme and "figures/claims_curves.png" in readme
-    metrics = pd.read_json(tmp_path / "results/science_mini/train/tiny/pacs/seed0/metrics.jsonl", lines=True)
+    metrics = pd.read_json(workflow_copy / "results/science_mini/train/tiny/pacs/seed0/metrics.jsonl", lines=True)
     assert {"path_diversity", "path_entropy"} <= set(metrics.columns)

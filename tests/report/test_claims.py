@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
+from pacs.config import ClaimsSpec, load_config, parse_profile
 from pacs.report import claims as C
 from pacs.report.__main__ import build_report
 
@@ -97,6 +99,7 @@ RUNS = {
 SKILL = {"pacs": 0.6, "grpo": 0.4, "pacs_fixed": 0.6, "pacs_beta2": 0.6}  # pass@1 per sample
 ENTROPY = {"pacs": 0.8, "grpo": 0.5, "pacs_fixed": 0.5, "pacs_beta2": 0.8}
 SEEDS, PROBLEMS, N, STEPS = [0, 1, 2, 3, 4], 60, 8, 20
+SCIENCE = Path(__file__).resolve().parents[2] / "configs" / "science.yaml"
 
 
 def _tree(root, rng):
@@ -122,12 +125,8 @@ def _tree(root, rng):
 @pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
     _tree(tmp_path / "results", np.random.default_rng(0))
-    cfg = {"profile": "science", "engine": "tiny", "models": {"tiny": {}},
-           "data": {"benchmarks": ["synthetic"]}, "train": {"mini_batches": 4},
-           "method_defaults": {"pacs": {"beta": 1.0, "score": "rloo", "use_weight": True,
-                                        "ref": "rollout", "ref_reset_every": 1}},
-           "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS},
-           "diversity": {"embedder": "x"}, "claims": {"bootstrap": 300}}
+    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS},
+           "claims": {"bootstrap": 300}}
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     log = build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=figures)
     table = pd.read_csv(tmp_path / "out/tables/claims.csv")
@@ -146,9 +145,22 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
     assert ("figures/claims_curves.png" in {rel for rel, _ in log.written}) == figures
 
 
-def test_no_claims_block_no_claims_table(tmp_path):
-    assert C.claims_settings({"runs": {}}) == {}
-    assert C.claims_settings({"claims": {"bootstrap": 10}})["late_fraction"] == 0.25
+def test_claims_section_is_optional_with_defaults():
+    raw = load_config(SCIENCE)
+    assert parse_profile({k: v for k, v in raw.items() if k != "claims"}).claims is None
+    got = parse_profile({**raw, "claims": {"bootstrap": 10}}).claims
+    assert got == ClaimsSpec(bootstrap=10, seed=0, late_fraction=0.25, smooth=5)
+    with pytest.raises(ValueError, match="claims.late_fraction"):
+        parse_profile({**raw, "claims": {"late_fraction": 0}})
+
+
+def test_no_claims_section_no_claims_table(tmp_path):
+    _tree(tmp_path / "results", np.random.default_rng(0))
+    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS}}
+    del cfg["claims"]
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=False)
+    assert not (tmp_path / "out/tables/claims.md").exists()
 
 
 def test_a_comparison_without_data_is_listed_not_dropped():
@@ -158,6 +170,6 @@ def test_a_comparison_without_data_is_listed_not_dropped():
                           {"claim": "C4", "statement": "more path-diverse", "metric": "path diversity",
                            "run_a": "a", "run_b": "b", "seeds": 0, "problems": 0, "verdict": C.NO_DATA}])
     assert dict(zip(*C.claim_verdicts(table)[["claim", "verdict"]].to_numpy().T))["C4"] == C.NO_DATA
-    md = C.claims_markdown(table, C.DEFAULTS, "10 resamples")
+    md = C.claims_markdown(table, ClaimsSpec(), "10 resamples")
     assert "Not computed (no seed with a value in both runs): C4 more path-diverse" in md
     assert md.count("| C4 |") == 1  # in the verdict list only

@@ -1,4 +1,4 @@
-"""A synthetic task with many valid solution paths: add k quantities in any order (docs/design.md §8).
+"""A synthetic task with many valid solution paths: add k quantities in any order (docs/design.md §10).
 
 Example (k = 3)::
 

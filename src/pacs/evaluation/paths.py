@@ -1,4 +1,4 @@
-"""Solution-path statistics of correct responses on the paths task (docs/design.md §8).
+"""Solution-path statistics of correct responses on the paths task (docs/design.md §10).
 
 ``python -m pacs.evaluation.paths --graded graded.jsonl --benchmark-file test.jsonl --out paths.json
 --model tiny --run pacs --seed 0 [--subsample 4]``

@@ -1,4 +1,4 @@
-"""The claims table: does each of the paper's claims hold at this scale? (docs/design.md §8)
+"""The claims table: does each of the paper's claims hold at this scale? (docs/design.md §10)
 
 For every claim and every pair of runs (A, the run the paper says is better; B, the other) the
 table gives the metric, the paired difference A − B (mean over seeds and problems), its 95 %
@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pacs.evaluation.passk import pass_at_k
+from pacs.config import ClaimsSpec
 from pacs.evaluation.paths import DEFAULT_SUBSAMPLE, problem_stats
 
 from .context import ReportContext, RunInfo
@@ -41,15 +41,6 @@ VERDICTS = ("holds", "reversed", "not separable")
 NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
 CLAIMS_COLUMNS = ["claim", "statement", "metric", "run_a", "run_b", "seeds", "problems",
                   "mean_a", "mean_b", "diff", "ci_low", "ci_high", "mde", "verdict"]
-DEFAULTS = {"bootstrap": 2000, "seed": 0, "late_fraction": 0.25, "smooth": 5}
-
-
-def claims_settings(cfg: dict) -> dict[str, Any]:
-    """``claims:`` of the config with defaults (DEFAULTS); {} when the config has no such block."""
-    block = cfg.get("claims")
-    if block is None:
-        return {}
-    return {**DEFAULTS, **block}
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -163,7 +154,7 @@ def _official_pacs(ctx: ReportContext) -> RunInfo | None:
 
 
 def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
-    """Every (claim, A, B) comparison the config's runs allow (docs/design.md §8)."""
+    """Every (claim, A, B) comparison the config's runs allow (docs/design.md §10)."""
     pacs = _official_pacs(ctx)
     if pacs is None:
         return []
@@ -187,11 +178,11 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     return rows
 
 
-def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: dict) -> dict | None:
+def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec) -> dict | None:
     """One claims-table row as a dict (CLAIMS_COLUMNS), or None when a run has no results."""
     if row.metric == "entropy":
-        a = late_entropy(metrics, row.run_a, settings["late_fraction"], "entropy")
-        b = late_entropy(metrics, row.run_b, settings["late_fraction"], "entropy")
+        a = late_entropy(metrics, row.run_a, settings.late_fraction, "entropy")
+        b = late_entropy(metrics, row.run_b, settings.late_fraction, "entropy")
         seeds = a.index.intersection(b.index)
         a, b = a[seeds].to_numpy()[:, None], b[seeds].to_numpy()[:, None]
     else:
@@ -200,7 +191,7 @@ def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: dict) 
             a, b = a * 100.0, b * 100.0  # percentage points
     if a is None or a.size == 0 or not np.isfinite(a - b).any():
         return None
-    res = paired_bootstrap(a - b, int(settings["bootstrap"]), int(settings["seed"]))
+    res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
     both = np.isfinite(a - b)
     return {"claim": row.claim, "statement": row.statement, "metric": metric_name(row, settings),
             "run_a": row.run_a, "run_b": row.run_b, "seeds": res.seeds, "problems": res.problems,
@@ -209,11 +200,11 @@ def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: dict) 
             "verdict": verdict(res.ci_low, res.ci_high)}
 
 
-def metric_name(row: ClaimRow, settings: dict) -> str:
+def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
     if row.metric == "pass_at_k":
         return f"pass@{row.k} (%)"
     if row.metric == "entropy":
-        return f"token entropy (nats), mean over the last {settings['late_fraction']:.0%} of steps"
+        return f"token entropy (nats), mean over the last {settings.late_fraction:.0%} of steps"
     return {"path_diversity": "path diversity (P[two correct differ])",
             "path_entropy": "path entropy (nats, plug-in)"}[row.metric]
 
@@ -248,7 +239,7 @@ def _fmt(v: float) -> str:
     return f"{v:+.3f}" if abs(v) < 10 else f"{v:+.2f}"
 
 
-def claims_markdown(table: pd.DataFrame, settings: dict, n_boot_note: str) -> str:
+def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
     """``claims.md``: the per-claim verdicts, then every comparison."""
     lines = ["# Claims of the paper, tested at this scale", "",
              "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
@@ -274,9 +265,9 @@ def claims_markdown(table: pd.DataFrame, settings: dict, n_boot_note: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def build_claims(ctx: ReportContext, settings: dict) -> pd.DataFrame:
+def build_claims(ctx: ReportContext, settings: ClaimsSpec) -> pd.DataFrame:
     """Every comparison's row (CLAIMS_COLUMNS) for the first configured benchmark."""
-    bench = (ctx.cfg.get("data") or {}).get("benchmarks", ["synthetic"])[0]
+    bench = ctx.spec.data.benchmarks[0]
     tables = load_problem_tables(ctx.results.root, bench)
     n_min = min((p["n"] for per in tables.values() for p in per.values()), default=1)
     rows = []
@@ -290,8 +281,8 @@ def build_claims(ctx: ReportContext, settings: dict) -> pd.DataFrame:
 
 def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> None:
     """``tables/claims.md`` and ``claims.csv`` (when the config has ``claims:``), and the curves."""
-    settings = claims_settings(ctx.cfg)
-    if not settings:
+    settings = ctx.spec.claims
+    if settings is None:
         return
     table = build_claims(ctx, settings)
     if table.empty or (table["verdict"] == NO_DATA).all():
@@ -299,7 +290,7 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
         return
     log.write_text("tables/claims.csv", table.to_csv(index=False, lineterminator="\n"),
                    "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)")
-    log.write_text("tables/claims.md", claims_markdown(table, settings, f"{settings['bootstrap']} resamples"),
+    log.write_text("tables/claims.md", claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
                    "Claims C1-C7: verdict per claim and every paired comparison (Markdown)")
     if figures:
         from .claims_figures import write_claim_curves  # matplotlib only when needed

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pacs.config import ClaimsSpec
+
 from .context import ReportContext
 from .outputs import OutputLog
 from .style import new_figure
@@ -31,7 +33,7 @@ def seed_band(df: pd.DataFrame, column: str, smooth: int) -> pd.DataFrame:
                          "seeds": wide.notna().sum(axis=1)})
 
 
-def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: dict) -> None:
+def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec) -> None:
     """``figures/claims_curves``: one panel per statistic, one line and band per run."""
     runs = ctx.runs_in("main", "ref")
     metrics = ctx.results.metrics
@@ -47,7 +49,7 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: dict) -> No
             sub = metrics[(metrics["run"] == run.name) & metrics[col].notna()]
             if sub.empty:
                 continue
-            band = seed_band(sub, col, int(settings["smooth"]))
+            band = seed_band(sub, col, settings.smooth)
             seeds = int(band["seeds"].max())
             ax.plot(band.index, band["mean"], color=palette[run.name], lw=1.3,
                     label=f"{run.label} ({seeds} seeds)")
@@ -56,7 +58,7 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: dict) -> No
         ax.set(xlabel="training step", ylabel=label)
     np.ravel(axes)[0].legend(title=None)
     fig.suptitle("Claims C3/C4 during training (training rollouts; line: mean over seeds of a "
-                 f"{settings['smooth']}-step rolling mean; band: ±1 std across seeds)")
+                 f"{settings.smooth}-step rolling mean; band: ±1 std across seeds)")
     log.save_figure(fig, "claims_curves", "Claims C3/C4: entropy and path statistics versus step")
 
 
