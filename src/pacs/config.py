@@ -181,10 +181,12 @@ class SyntheticSpec:
         return self
 
     def cli_args(self) -> str:
-        """``pacs.data prepare-synthetic`` arguments: the common knobs and this task's own."""
-        keys = ("task", "seed", "n_sft", "n_train", "n_test", "max_operand",
-                *SYNTHETIC_TASK_KEYS[self.task])
-        return " ".join(f"--{k.replace('_', '-')} {getattr(self, k)}" for k in keys)
+        """``pacs.data prepare-synthetic`` arguments: the common knobs and this task's own.
+        The arithmetic task's are the same text as before the paths task existed, so existing
+        results are not rebuilt for a changed command line."""
+        keys = ("seed", "n_sft", "n_train", "n_test", *SYNTHETIC_TASK_KEYS[self.task], "max_operand")
+        args = " ".join(f"--{k.replace('_', '-')} {getattr(self, k)}" for k in keys)
+        return args if self.task == "arithmetic" else f"--task {self.task} {args}"
 
 
 @spec

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -85,3 +86,24 @@ def test_cli_writes_the_paths_task(tmp_path):
     assert len(rows) == 5 and all("quantities" in r for r in rows)
     manifest = json.loads((tmp_path / "test.manifest.json").read_text())
     assert manifest["params"]["task"] == "paths" and manifest["params"]["max_terms"] == 4
+
+
+def test_the_science_profile_command_line_writes_manifested_splits(tmp_path):
+    """The DAG's own arguments (SyntheticSpec.cli_args) through write_with_manifest: the manifest
+    describes the renamed file and no staging file is left behind."""
+    from pathlib import Path
+
+    from pacs.config import load_profile
+    from pacs.data.files import check_manifest
+
+    spec = load_profile(Path(__file__).resolve().parents[2] / "configs" / "science.yaml")
+    synthetic = dataclasses.replace(spec.data.synthetic, n_sft=30, n_train=10, n_test=5)
+    rc = cli.main(["prepare-synthetic", "--out-dir", str(tmp_path), *synthetic.cli_args().split()])
+    assert rc == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{s}{ext}" for s in ("sft", "train", "test") for ext in (".jsonl", ".manifest.json"))
+    for split, n in (("sft", 30), ("train", 10), ("test", 5)):
+        manifest = check_manifest(tmp_path / f"{split}.jsonl", required=True)
+        assert manifest["rows"] == n and manifest["params"]["task"] == "paths"
+        rows = [json.loads(x) for x in (tmp_path / f"{split}.jsonl").read_text().splitlines()]
+        assert all(len(r["quantities"]) == 3 for r in rows)

@@ -65,6 +65,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs import core_algos
 from pacs.config import ConfigError, Profile, RunSpec, load_profile
+from pacs.evaluation.paths import rollout_path_stats
 from pacs.fingerprint import (
     ON_MISMATCH,
     FingerprintMismatch,
@@ -74,7 +75,6 @@ from pacs.fingerprint import (
     folder_digest,
     rows_digest,
 )
-from pacs.evaluation.paths import rollout_path_stats
 from pacs.io import atomic_path, write_json, write_jsonl
 from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_dict
 from pacs.rewards.math import grade_many
