@@ -8,7 +8,7 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight science
 
 setup: $(VENV)/.installed
 
@@ -34,6 +34,11 @@ test-fast: setup
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
+
+## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §10):
+## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
+science: setup
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
 
 lint: setup
 	$(BIN)/snakemake --lint

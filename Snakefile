@@ -50,6 +50,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/diversity.smk"
+include: "workflow/rules/paths.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -58,6 +59,7 @@ localrules:
     prepare_synthetic,
     prepare_eval,
     passk,
+    paths,
     report,
 
 

@@ -137,9 +137,13 @@ class ModelSpec:
         return str(self.path or self.hf_id)
 
 
+SYNTHETIC_TASK_KEYS = {"arithmetic": ("min_steps", "max_steps"), "paths": ("min_terms", "max_terms")}
+
+
 @spec
 class SyntheticSpec:
-    """The synthetic add/subtract task (``pacs.data.synthetic``)."""
+    """The synthetic task of the tiny engine: add/subtract word problems (``pacs.data.synthetic``)
+    or the many-paths task (``pacs.data.paths_task``, docs/design.md §10)."""
 
     seed: Int
     """Seed of the problem generator (the splits are disjoint by problem text)."""
@@ -149,12 +153,47 @@ class SyntheticSpec:
     """Problems of the RL training split."""
     n_test: PositiveInt
     """Problems of the held-out test split (the ``synthetic`` benchmark)."""
-    min_steps: PositiveInt
-    """Fewest add/subtract operations per problem."""
-    max_steps: PositiveInt
-    """Most add/subtract operations per problem."""
     max_operand: PositiveInt
-    """Largest operand."""
+    """Largest operand (paths: largest quantity)."""
+    task: Literal["arithmetic", "paths"] = "arithmetic"
+    """``arithmetic``: the add/subtract chain of the tiny profile, one solution text per problem;
+    ``paths``: add k distinct quantities in any order, k! solution paths (docs/design.md §10)."""
+    min_steps: PositiveInt | None = None
+    """arithmetic only, and required there: fewest add/subtract operations per problem."""
+    max_steps: PositiveInt | None = None
+    """arithmetic only, and required there: most add/subtract operations per problem."""
+    min_terms: Annotated[Int, Field(ge=2, le=6)] | None = None
+    """paths only, and required there: fewest quantities per problem (the science profile: 3,
+    i.e. 3! = 6 paths: docs/design.md §10.1)."""
+    max_terms: Annotated[Int, Field(ge=2, le=6)] | None = None
+    """paths only, and required there: most quantities per problem (the science profile: 3)."""
+
+    @model_validator(mode="after")
+    def _knobs_match_the_task(self):
+        problems = []
+        for task, keys in SYNTHETIC_TASK_KEYS.items():
+            for key in keys:
+                if task == self.task and getattr(self, key) is None:
+                    problems.append(f"{key}: required by task: {self.task}")
+                elif task != self.task and getattr(self, key) is not None:
+                    problems.append(f"{key}: task {task} only; this task is {self.task}")
+        low, high = (getattr(self, k) for k in SYNTHETIC_TASK_KEYS[self.task])
+        if not problems and low > high:
+            problems.append(f"min > max: {low} > {high}")
+        if not problems and self.task == "paths" and self.max_operand < high:
+            problems.append(f"max_operand={self.max_operand} < max_terms={high}: the quantities "
+                            "are distinct")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def cli_args(self) -> str:
+        """``pacs.data prepare-synthetic`` arguments: the common knobs and this task's own.
+        The arithmetic task's are the same text as before the paths task existed, so existing
+        results are not rebuilt for a changed command line."""
+        keys = ("seed", "n_sft", "n_train", "n_test", *SYNTHETIC_TASK_KEYS[self.task], "max_operand")
+        args = " ".join(f"--{k.replace('_', '-')} {getattr(self, k)}" for k in keys)
+        return args if self.task == "arithmetic" else f"--task {self.task} {args}"
 
 
 @spec
@@ -399,6 +438,22 @@ class VerlSpec:
     """Free-form Hydra overrides, appended last."""
 
 
+@spec
+class ClaimsSpec:
+    """The claims table (``pacs.report.claims``, docs/design.md §10.4); a profile without a
+    ``claims:`` section has none."""
+
+    bootstrap: Annotated[Int, Field(ge=2)] = 2000
+    """Resamples of the crossed paired bootstrap (seeds × problems) behind each interval (ours)."""
+    seed: Int = 0
+    """Seed of that bootstrap."""
+    late_fraction: Annotated[Float, Field(gt=0, le=1)] = 0.25
+    """C3: token entropy averaged over this last fraction of the training steps (the science
+    profile's last quarter, fixed before any comparison: docs/design.md §10.3)."""
+    smooth: PositiveInt = 5
+    """Curves of C3/C4: each seed's rolling-mean window, in steps (ours)."""
+
+
 # ============================================================================== runs
 
 
@@ -459,6 +514,8 @@ class Profile:
     """The diversity study (App. E, Table 3, Fig. 5b)."""
     verl: VerlSpec = VerlSpec()
     """verl engine settings (unused by the tiny engine)."""
+    claims: ClaimsSpec | None = None
+    """The claims table of the paper's claims C1-C7 (docs/design.md §10); null or absent: none."""
 
     @model_validator(mode="after")
     def _engine_requirements(self):

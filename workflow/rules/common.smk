@@ -127,6 +127,21 @@ def all_diversity() -> list[str]:
     return [f"{RES}/diversity/{m}/{b}.json" for m in MODELS for b in DIVERSITY_BENCHMARKS]
 
 
+# The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run.
+PATHS_TASK = DATA.synthetic is not None and DATA.synthetic.task == "paths"
+
+
+def all_paths() -> list[str]:
+    """paths.json of every evaluated run on the synthetic benchmark (none for other tasks)."""
+    if not PATHS_TASK or SYNTHETIC not in BENCHMARKS:
+        return []
+    return [f"{eval_dir(m, r, s, SYNTHETIC)}/paths.json" for m, r, s in MATRIX.eval_jobs]
+
+
+def paths_benchmark_input(wildcards) -> str:
+    return benchmark_file(wildcards.benchmark)
+
+
 def tree_job(tree) -> dict:
     """The parts of an evaluation folder below RES: eval/<model>/<run>/seed<s>/<benchmark> or
     curve/<model>/<run>/seed<s>/step<k>/<benchmark> (a checkpoint of the Fig. 3 curve)."""
@@ -151,8 +166,7 @@ def prepare_eval_source_args(wildcards) -> str:
 
 
 def synthetic_args(wildcards=None) -> str:
-    knobs = dataclasses.asdict(DATA.synthetic)
-    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in knobs.items())
+    return DATA.synthetic.cli_args()  # the task's own knobs (arithmetic or paths: design §10)
 
 
 def train_source_args(wildcards=None) -> str:

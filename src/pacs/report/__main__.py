@@ -10,6 +10,7 @@ from pathlib import Path
 from pacs.config import load_profile
 from pacs.evaluation.io import FormatError
 
+from .claims import write_claims
 from .context import ReportContext
 from .loaders import GLOBS, load_results
 from .outputs import OutputLog
@@ -39,6 +40,7 @@ def build_report(config: Path, results: Path, out: Path, *, paper_numbers: Path 
                         results_path=results)
     log = OutputLog(Path(out))
     write_tables(ctx, log)
+    write_claims(ctx, log, figures=figures)  # only for configs with a claims: block
     if figures:
         from .figures import write_figures  # matplotlib/seaborn only when figures are wanted
 

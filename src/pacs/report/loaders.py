@@ -39,7 +39,8 @@ GLOBS = {
 }
 HELD_OUT = "held-out"  # benchmark name of eval_curve.jsonl rows that do not name one
 METRIC_FIELDS = ("reward_mean", "mixed_frac", "loss", "entropy", "grad_norm", "response_len",
-                 "time_generate", "time_reward", "time_reference", "time_update", "time_total")
+                 "time_generate", "time_reward", "time_reference", "time_update", "time_total",
+                 "path_diversity", "path_entropy")  # the last two: paths task only (else NaN)
 PCA_COLUMNS = ("method", "problem_id", "sample_idx", "pc1", "pc2")
 _SEED_DIR = re.compile(r"^seed(\d+)$")
 _STEP_DIR = re.compile(r"^step(\d+)$")

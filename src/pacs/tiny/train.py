@@ -65,6 +65,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs import core_algos
 from pacs.config import ConfigError, Profile, RunSpec, load_profile
+from pacs.evaluation.paths import rollout_path_stats
 from pacs.fingerprint import (
     ON_MISMATCH,
     FingerprintMismatch,
@@ -486,6 +487,14 @@ def update_mini_batch(
     return {**out, **branch.after_update(state, settings, roll, s, batch)}
 
 
+def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
+    """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
+    responses, averaged over groups (docs/design.md §10); nothing for other tasks."""
+    if not rows or "quantities" not in rows[0]:
+        return {}
+    return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
+
+
 def mixed_fraction(labels: torch.Tensor, group_size: int) -> float:
     """Fraction of groups whose responses do not all share one label."""
     g = labels.reshape(-1, group_size)
@@ -523,11 +532,15 @@ def train_step(
     mb_results = [update_mini_batch(state, settings, roll, s, batch) for s in slices]
     times.append(time.perf_counter())
     state.step = step
-    return metrics_row(step, scores, labels, roll, mb_results, times, n), mb_results
+    paths = path_metrics(roll.texts, scores.tolist(), [rows[i] for i in idx], n)
+    return metrics_row(step, scores, labels, roll, mb_results, times, n, paths), mb_results
 
 
-def metrics_row(step, scores, labels, roll: Rollout, mb_results: list[dict], times, n) -> dict:
-    """One metrics.jsonl row: rewards, the mini-batches' means and the phase times."""
+def metrics_row(
+    step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
+) -> dict:
+    """One metrics.jsonl row: rewards, the mini-batches' means, the paths task's path
+    statistics (``paths``, empty for other tasks) and the phase times."""
     t0, t1, t2, t3, t4 = times
     return {
         "step": step,
@@ -535,6 +548,7 @@ def metrics_row(step, scores, labels, roll: Rollout, mb_results: list[dict], tim
         "mixed_frac": mixed_fraction(labels, n),
         "response_len": roll.response_mask.sum(-1).float().mean().item(),
         **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
+        **paths,
         "time_generate": t1 - t0,
         "time_reward": t2 - t1,
         "time_reference": t3 - t2,
