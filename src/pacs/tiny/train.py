@@ -59,7 +59,7 @@ import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from pacs import core_algos
 from pacs.config import grad_clip, load_config, resolve_run
@@ -73,6 +73,14 @@ from pacs.fingerprint import (
     rows_digest,
 )
 from pacs.io import atomic_path, write_json, write_jsonl
+from pacs.metrics_log import (
+    DEFAULT_BACKENDS,
+    EVAL_METRICS,
+    TENSORBOARD_DIR,
+    MetricsLog,
+    logging_backends,
+)
+from pacs.progress import load_causal_lm
 from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import (
@@ -92,7 +100,8 @@ TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "t
 # Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
 RESUMABLE_SETTINGS = ("steps", "save_every")
 RUN_METADATA = ("name", "label", "ablation")  # how a run is named and grouped, not what it trains
-RUN_OUTPUTS = (CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json")
+RUN_OUTPUTS = (CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json",
+               TENSORBOARD_DIR)
 
 
 class CheckpointError(RuntimeError):
@@ -214,7 +223,7 @@ class Critic(nn.Module):
 
     def __init__(self, policy_dir: str | Path):
         super().__init__()
-        self.backbone = AutoModelForCausalLM.from_pretrained(policy_dir, dtype=torch.float32).model
+        self.backbone = load_causal_lm(policy_dir, dtype=torch.float32).model
         self.value_head = nn.Linear(self.backbone.config.hidden_size, 1)
         # Zero head: values start at 0 instead of at random, so early advantages are the rewards.
         nn.init.zeros_(self.value_head.weight)
@@ -291,7 +300,7 @@ def init_state(settings: Settings, base: str | Path, n_train: int, seed: int) ->
     torch.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
-    policy = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    policy = load_causal_lm(base, dtype=torch.float32)
     policy.train()
     state = State(
         policy, make_optimizer(policy, settings.lr, settings), PromptSampler(n_train, seed)
@@ -672,6 +681,8 @@ def train(
     stop_after: int | None = None,
     reward_fn: RewardFn = grade_scores,
     on_mismatch: str = "refuse",
+    backends: Sequence[str] = DEFAULT_BACKENDS,
+    project: str = "pacs",
 ) -> State:
     """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
     the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
@@ -694,23 +705,17 @@ def train(
     prompt_ids = encode_prompts(tokenizer, train_rows)
     start = time.time()
 
+    log = MetricsLog(out, backends, project=project, config=vars(settings), resume_step=state.step)
     if not state.eval_curve:
-        state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
-        write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
+        record(state, out, log, eval_point=evaluate(state, settings, tokenizer, eval_rows))
 
-    bar = tqdm(
-        total=settings.steps,
-        initial=state.step,
-        desc=f"{settings.run['name']} s{seed}",
-        unit="step",
-    )
+    name = f"{settings.run['name']} seed {seed}: RL steps"
+    bar = tqdm(total=settings.steps, initial=state.step, desc=name, unit="step")
     while state.step < settings.steps:
         row, _ = train_step(state, settings, tokenizer, train_rows, prompt_ids, reward_fn)
-        state.history.append(row)
-        write_jsonl(out / "metrics.jsonl", state.history)
-        if settings.is_eval_step(state.step):
-            state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
-            write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
+        due = settings.is_eval_step(state.step)
+        point = evaluate(state, settings, tokenizer, eval_rows) if due else None
+        record(state, out, log, row, point)
         if state.step % settings.save_every == 0 or state.step == settings.steps:
             save_checkpoint(state, out, run_fp)
         bar.update(1)
@@ -719,14 +724,31 @@ def train(
         )
         if stop_after is not None and state.step >= stop_after:
             bar.close()
+            log.close()
             return state
     bar.close()
+    log.close()
 
     save_pretrained(state.policy, tokenizer, out / "model")
     summary = summarize(state, settings, seed, time.time() - start, resumed)
     summary["fingerprint"] = run_fp["sha256"]
     write_json(out / "summary.json", summary)
     return state
+
+
+def record(
+    state: State, out: Path, log: MetricsLog, row: dict | None = None, eval_point: dict | None = None
+) -> None:
+    """Append a step's metrics row and/or a held-out pass@1 point to the run's files
+    (``metrics.jsonl``, ``eval_curve.jsonl``, rewritten whole) and to its :class:`MetricsLog`."""
+    if row is not None:
+        state.history.append(row)
+        write_jsonl(out / "metrics.jsonl", state.history)
+        log.log(row)
+    if eval_point is not None:
+        state.eval_curve.append(eval_point)
+        write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
+        log.log(eval_point, EVAL_METRICS)
 
 
 def summarize(state: State, settings: Settings, seed: int, wall: float, resumed: bool) -> dict:
@@ -777,7 +799,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    settings = Settings.from_config(load_config(args.config), args.method, args.steps)
+    cfg = load_config(args.config)
+    settings = Settings.from_config(cfg, args.method, args.steps)
     try:
         state = train(
             settings,
@@ -788,6 +811,8 @@ def main(argv: list[str] | None = None) -> None:
             args.out,
             stop_after=args.stop_after,
             on_mismatch=args.on_mismatch,
+            backends=logging_backends(cfg),
+            project=f"pacs-{cfg['profile']}",
         )
     except (FingerprintMismatch, CheckpointError) as err:
         raise SystemExit(f"error: {err}") from err

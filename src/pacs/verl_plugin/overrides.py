@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pacs.config import enable_thinking, grad_clip, model_source
+from pacs.metrics_log import TENSORBOARD_DIR, logging_backends
+from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
 
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
@@ -43,6 +45,11 @@ class RunPaths:
     def log_dir(self) -> Path:
         return self.out_dir / "verl_logs"
 
+    @property
+    def tensorboard_dir(self) -> Path:
+        """verl's tensorboard logger writes here, beside metrics.jsonl (pacs.metrics_log)."""
+        return self.out_dir / TENSORBOARD_DIR
+
 
 @dataclass(frozen=True)
 class ClusterShape:
@@ -62,7 +69,9 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text):
+    # A string Hydra would read as a number, bool or null ("1" for an env var) stays quoted.
+    typed = re.fullmatch(r"[-+0-9.e]+|true|false|null", text, flags=re.IGNORECASE)
+    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text) and not typed:
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -172,7 +181,8 @@ def _common(
         "trainer.total_training_steps": int(_need(model, "steps", f"models.{model_key}")),
         "trainer.total_epochs": TOTAL_EPOCHS,
         "trainer.project_name": f"pacs-{cfg['profile']}",
-        "trainer.logger": list(verl.get("logger", ["console", "file"])),
+        "trainer.logger": list(dict.fromkeys([*verl.get("logger", ["console", "file"]),
+                                              *logging_backends(cfg)])),
         "trainer.nnodes": cluster.nnodes,
         "trainer.n_gpus_per_node": cluster.gpus_per_node,
         "trainer.save_freq": int(train.get("save_every", 20)),
@@ -182,9 +192,11 @@ def _common(
         "trainer.default_local_dir": str(paths.ckpt_dir),
         "trainer.max_actor_ckpt_to_keep": verl.get("max_actor_ckpt_to_keep"),  # None: keep all
         "trainer.max_critic_ckpt_to_keep": verl.get("max_critic_ckpt_to_keep"),
-        # Both reach every Ray worker through the job's runtime env.
+        # These reach every Ray worker through the job's runtime env (no weight-loading bars).
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE,
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH": log_path,
+        "+ray_kwargs.ray_init.runtime_env.env_vars.TENSORBOARD_DIR": str(paths.tensorboard_dir),
+        **{f"+ray_kwargs.ray_init.runtime_env.env_vars.{k}": v for k, v in NO_BARS_ENV.items()},
     }
     if cluster.ray_address:
         items["+ray_kwargs.ray_init.address"] = cluster.ray_address
