@@ -7,7 +7,7 @@ CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke notebook tensorboard
 
 setup: $(VENV)/.installed
 
@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e '.[test,slurm]'
+	$(BIN)/python -m pip install -e '.[test,slurm,notebook]'
 	touch $@
 
 ## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
@@ -33,6 +33,17 @@ test-fast: setup
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
+
+## Explore one profile's results: JupyterLab on notebooks/explore_results.ipynb (and TensorBoard).
+##   make notebook                          # results/tiny
+##   make notebook PACS_RESULTS=results/smoke
+PACS_RESULTS ?= results/tiny
+notebook: setup
+	PACS_RESULTS=$(abspath $(PACS_RESULTS)) $(BIN)/jupyter lab notebooks/explore_results.ipynb
+
+## Every training run of the profile, tiny or paper, in TensorBoard (http://localhost:6006).
+tensorboard: setup
+	$(BIN)/tensorboard --logdir $(PACS_RESULTS) --host 127.0.0.1
 
 lint: setup
 	$(BIN)/snakemake --lint
