@@ -439,17 +439,20 @@ def wins_figure(profile: Profile, comparisons: dict[str, Comparison]):
 BOXED = re.compile(r"\\boxed\{")
 
 
-def last_box(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` in ``text`` (braces balanced), or None."""
-    starts = [m.end() for m in BOXED.finditer(text or "")]
-    if not starts:
-        return None
-    depth, start = 1, starts[-1]
+def box_content(text: str, start: int) -> str | None:
+    """The content of the box opened just before ``start`` (braces balanced), or None."""
+    depth = 1
     for i in range(start, len(text)):
         depth += {"{": 1, "}": -1}.get(text[i], 0)
         if depth == 0:
             return text[start:i]
     return None
+
+
+def last_box(text: str | None) -> str | None:
+    """The content of the last ``\\boxed{...}`` in ``text`` (braces balanced), or None."""
+    starts = [m.end() for m in BOXED.finditer(text or "")]
+    return box_content(text, starts[-1]) if starts else None
 
 
 def benchmark_file(root: Path, benchmark: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from pacs.evaluation.io import iter_jsonl
-from pacs.explore import BOXED, benchmark_file, last_box
+from pacs.explore import BOXED, benchmark_file, box_content, last_box
 
 PER_PAGE = 4
 VERDICT = {"all": None, "correct": True, "wrong": False}
@@ -68,8 +68,8 @@ def highlight_boxes(text: str) -> str:
     """HTML-escaped ``text`` with every ``\\boxed{...}`` wrapped in <mark>."""
     out, pos = [], 0
     for match in BOXED.finditer(text):
-        content = last_box(text[match.start():])
-        if content is None:
+        content = box_content(text, match.end())
+        if content is None or match.start() < pos:  # unclosed, or inside a box already marked
             continue
         end = match.end() + len(content) + 1
         out += [html.escape(text[pos:match.start()]), "<mark>", html.escape(text[match.start():end]),
