@@ -39,7 +39,8 @@ smoke: setup
 ##   make notebook PACS_RESULTS=results/smoke
 PACS_RESULTS ?= results/tiny
 notebook: setup
-	PACS_RESULTS=$(abspath $(PACS_RESULTS)) $(BIN)/jupyter lab notebooks/explore_results.ipynb
+	PACS_RESULTS=$(abspath $(PACS_RESULTS)) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/explore_results.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)  # Jupyter refuses root (containers) unless told
 
 ## Every training run of the profile, tiny or paper, in TensorBoard (http://localhost:6006).
 tensorboard: setup

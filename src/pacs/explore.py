@@ -40,7 +40,7 @@ SMOOTHING = 0.8  # TensorBoard's slider: weight of the running average (0 = raw 
 TRAINING_PANELS = ("reward_mean", "entropy", "response_len", "grad_norm")
 FAMILY_TITLES = {"main": "PACS vs GRPO vs PPO", "weight": "class weights (PACS ablation)",
                  "score": "score function (PACS ablation)", "beta": "β (PACS ablation)"}
-RAW_ALPHA, BAND_ALPHA = 0.25, 0.18
+RAW_ALPHA, BAND_ALPHA = 0.25, 0.12
 
 
 # ------------------------------------------------------------------------------------ profile
@@ -164,6 +164,14 @@ def draw_runs(ax, frame: pd.DataFrame, y: str, runs: list[str], profile: Profile
             ax.fill_between(c.step, c.low, c.high, color=pal[run], alpha=BAND_ALPHA, lw=0)
 
 
+def wide_scale(ax, values: pd.Series) -> None:
+    """A symlog y axis when values span over 3 decades (the GRPO score's 1/ε gradient norms,
+    docs/design.md §2.9), so the other runs do not sit flat at 0."""
+    positive = values[values > 0]
+    if len(positive) and positive.max() / positive.min() > 1e3:
+        ax.set_yscale("symlog", linthresh=float(positive.min()))
+
+
 def step_axis(ax) -> None:
     """Whole training steps on the x axis (a 3-step smoke run would show 0.5 steps otherwise)."""
     from matplotlib.ticker import MaxNLocator
@@ -194,8 +202,8 @@ def training_figure(profile: Profile, model: str, columns=TRAINING_PANELS,
         for i, column in enumerate(columns):
             ax = axes[i, j]
             draw_runs(ax, m, column, runs, profile, weight)
-            if column == "grad_norm" and (m[column].dropna() > 0).all():
-                ax.set_yscale("log")  # the GRPO score's 1/ε gradients (docs/design.md §2.9)
+            if column == "grad_norm":
+                wide_scale(ax, m[m.run.isin(runs)][column])
             ax.set(title=title if i == 0 else "", xlabel="training step" if i == len(columns) - 1
                    else "", ylabel=BY_NAME[column].tag if j == 0 else "")
             step_axis(ax)
