@@ -147,7 +147,7 @@ def seed_curves(frame: pd.DataFrame, y: str, weight: float = SMOOTHING) -> pd.Da
 
 
 def draw_runs(ax, frame: pd.DataFrame, y: str, runs: list[str], profile: Profile,
-              weight: float = SMOOTHING) -> None:
+              weight: float = SMOOTHING, marker: str | None = None) -> None:
     """Raw per-seed values faint, the smoothed mean bold, a band over seeds (min-max of the smoothed
     seeds). ``frame``: one model's rows. The bold line's gid is the run name (tests read it)."""
     pal = profile.palette()
@@ -158,18 +158,24 @@ def draw_runs(ax, frame: pd.DataFrame, y: str, runs: list[str], profile: Profile
             continue
         for _, seed_rows in raw.groupby("seed"):
             ax.plot(seed_rows.step, seed_rows[y], color=pal[run], alpha=RAW_ALPHA, lw=0.7)
-        line, = ax.plot(c.step, c["mean"], color=pal[run], lw=1.8, label=profile.label(run))
+        line, = ax.plot(c.step, c["mean"], color=pal[run], lw=1.8, label=profile.label(run),
+                        marker=marker, ms=3)
         line.set_gid(run)
         if c.seeds.max() > 1:
             ax.fill_between(c.step, c.low, c.high, color=pal[run], alpha=BAND_ALPHA, lw=0)
 
 
 def wide_scale(ax, values: pd.Series) -> None:
-    """A symlog y axis when values span over 3 decades (the GRPO score's 1/ε gradient norms,
-    docs/design.md §2.9), so the other runs do not sit flat at 0."""
+    """A symlog y axis when the largest value is over 1000 times the median (the GRPO score's
+    1/ε gradient norms, docs/design.md §2.9), so the other runs do not sit flat at 0."""
     positive = values[values > 0]
-    if len(positive) and positive.max() / positive.min() > 1e3:
-        ax.set_yscale("symlog", linthresh=float(positive.min()))
+    if len(positive) and positive.max() / positive.median() > 1e3:
+        ax.set_yscale("symlog", linthresh=float(positive.median()))
+
+
+def panels_width(columns: int) -> float:
+    """Figure width for ``columns`` panels; never too narrow for the two-line title."""
+    return max(6.5, 3.6 * columns + 0.6)
 
 
 def step_axis(ax) -> None:
@@ -186,7 +192,8 @@ def figure_legend(fig, axes) -> None:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)
     if seen:
-        fig.legend(list(seen.values()), list(seen), loc="outside right upper", frameon=False)
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center", frameon=False,
+                   ncols=min(4, len(seen)))
 
 
 def training_figure(profile: Profile, model: str, columns=TRAINING_PANELS,
@@ -196,7 +203,7 @@ def training_figure(profile: Profile, model: str, columns=TRAINING_PANELS,
     fams = families(profile, set(m.run))
     if m.empty or not fams:
         return None
-    fig, axes = new_figure(ncols=len(fams), nrows=len(columns), width=3.6 * len(fams) + 1.8,
+    fig, axes = new_figure(ncols=len(fams), nrows=len(columns), width=panels_width(len(fams)),
                            height=2.3 * len(columns) + 0.8)
     for j, (title, runs) in enumerate(fams):
         for i, column in enumerate(columns):
@@ -208,8 +215,8 @@ def training_figure(profile: Profile, model: str, columns=TRAINING_PANELS,
                    else "", ylabel=BY_NAME[column].tag if j == 0 else "")
             step_axis(ax)
     figure_legend(fig, axes)
-    fig.suptitle(f"{model}: training curves, TensorBoard tags (bold: smoothed mean over seeds, "
-                 f"EMA {weight}; faint: raw per seed; band: seed min-max)", fontsize=10)
+    fig.suptitle(f"{model}: training curves (TensorBoard tags)\nbold: smoothed mean over seeds "
+                 f"(EMA {weight}); faint: raw, per seed; band: seed min-max", fontsize=10)
     return fig
 
 
@@ -224,7 +231,8 @@ def loss_figure(profile: Profile, model: str, weight: float = SMOOTHING):
     groups = [(t, _config_order(profile, runs)) for t, runs in groups if runs]
     if not groups:
         return None
-    fig, axes = new_figure(ncols=len(groups), width=4.6 * len(groups) + 1.8, height=3.2)
+    fig, axes = new_figure(ncols=len(groups), width=max(6.5, 4.6 * len(groups) + 0.6),
+                           height=3.6)
     for ax, (title, runs) in zip(axes[0], groups):
         draw_runs(ax, m, "loss", runs, profile, weight)
         if title.startswith("PACS"):
@@ -279,7 +287,7 @@ def passk_figure(profile: Profile, model: str):
     if BASE_RUN in set(df.run):
         fams[0] = (fams[0][0], [BASE_RUN, *fams[0][1]])
     benches = [b for b in profile.ctx.benchmarks if b in set(df.benchmark)]
-    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=3.6 * len(fams) + 2.2,
+    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=panels_width(len(fams)),
                            height=2.6 * len(benches) + 0.8, sharey="row")
     pal, ref = profile.palette(), profile.ctx.ref(model, PASSK_PAPER_TABLES)
     drew_paper = False
@@ -297,7 +305,7 @@ def passk_figure(profile: Profile, model: str):
     figure_legend(fig, axes)
     who = "" if not drew_paper else f"; ×: the paper's {ref.model}" + ("" if ref.same else
                                                                           ", reference only")
-    fig.suptitle(f"{model}: pass@k (line: mean over seeds; band: bootstrap 95% CI{who})",
+    fig.suptitle(f"{model}: pass@k\nline: mean over seeds; band: bootstrap 95% CI{who}",
                  fontsize=10)
     return fig
 
@@ -347,19 +355,19 @@ def curve_figure(profile: Profile, model: str):
     if c.empty or not fams:
         return None
     benches = sorted(c.benchmark.unique())
-    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=3.6 * len(fams) + 1.8,
+    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=panels_width(len(fams)),
                            height=2.6 * len(benches) + 0.8, sharey="row")
     for i, bench in enumerate(benches):
         for j, (title, runs) in enumerate(fams):
             ax = axes[i, j]
-            draw_runs(ax, c[c.benchmark == bench], "pass_at_1", runs, profile, weight=0.0)
+            draw_runs(ax, c[c.benchmark == bench], "pass_at_1", runs, profile, 0.0, marker="o")
             ax.set_title(f"{title}\n{benchmark_label(bench)}" if i == 0 else benchmark_label(bench),
                          fontsize=9)
             ax.set(xlabel="training step", ylabel="pass@1 (%)" if j == 0 else "")
             step_axis(ax)
     figure_legend(fig, axes)
-    fig.suptitle(f"{model}: held-out pass@1 during training (Fig. 3; band: seed min-max)",
-                 fontsize=10)
+    fig.suptitle(f"{model}: held-out pass@1 during training (the paper's Fig. 3)\n"
+                 "mean over seeds; faint: per seed; band: seed min-max", fontsize=10)
     return fig
 
 
