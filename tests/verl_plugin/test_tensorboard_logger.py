@@ -68,8 +68,9 @@ def test_finalize_adds_the_stated_tags_to_verls_tensorboard_folder(tmp_path):
     assert [e.value for e in acc.Scalars("time/step")] == [9.0, 9.0]
 
 
-@pytest.mark.parametrize("value", [1, "1", True])
-def test_numeric_looking_strings_stay_strings(value):
+@pytest.mark.parametrize(("value", "text"), [(1, "1"), ("1", "'1'"), ("1e-6", "'1e-6'"),
+                                             ("true", "'true'"), (True, "true"), ("vllm", "vllm")])
+def test_numeric_looking_strings_stay_strings(value, text):
     from pacs.verl_plugin.overrides import _fmt
 
-    assert _fmt(value) == {1: "1", "1": "'1'", True: "true"}[value]
+    assert _fmt(value) == text
