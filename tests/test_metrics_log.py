@@ -19,16 +19,28 @@ def test_names_and_tags_are_unique_and_cover_metrics_jsonl():
     metrics = TRAIN_METRICS + EVAL_METRICS
     assert len({m.name for m in metrics}) == len({m.tag for m in metrics}) == len(metrics)
     # docs/formats.md's metrics.jsonl fields, in file order.
-    assert TRAIN_FIELDS[:11] == ("reward_mean", "mixed_frac", "loss", "entropy", "grad_norm",
-                                 "response_len", "time_generate", "time_reward", "time_reference",
-                                 "time_update", "time_total")
+    assert TRAIN_FIELDS[:11] == (
+        "reward_mean",
+        "mixed_frac",
+        "loss",
+        "entropy",
+        "grad_norm",
+        "response_len",
+        "time_generate",
+        "time_reward",
+        "time_reference",
+        "time_update",
+        "time_total",
+    )
     assert all(m.verl_keys for m in TRAIN_METRICS) and BY_NAME["pass_at_1"].tag == "eval/pass_at_1"
 
 
 def test_backends_default_to_tensorboard_and_are_checked():
     assert logging_backends({}) == ("tensorboard",)
     assert logging_backends({"logging": {"backends": ["tensorboard", "wandb"]}}) == (
-        "tensorboard", "wandb")
+        "tensorboard",
+        "wandb",
+    )
     with pytest.raises(ValueError, match="logging.backends"):
         logging_backends({"logging": {"backends": ["mlflow"]}})
     with pytest.raises(ValueError, match="logging.backends"):

@@ -13,9 +13,17 @@ from pacs.progress import quiet_transformers
 
 
 def _model() -> Qwen3ForCausalLM:
-    return Qwen3ForCausalLM(Qwen3Config(
-        vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=1, intermediate_size=32, tie_word_embeddings=True))
+    return Qwen3ForCausalLM(
+        Qwen3Config(
+            vocab_size=32,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            intermediate_size=32,
+            tie_word_embeddings=True,
+        )
+    )
 
 
 def _stage_log(code: str) -> str:

@@ -38,8 +38,12 @@ from pacs.report.tables import T1_TABLES
 REPO = Path(__file__).resolve().parents[2]
 SMOOTHING = 0.8  # TensorBoard's slider: weight of the running average (0 = raw values)
 TRAINING_PANELS = ("reward_mean", "entropy", "response_len", "grad_norm")
-FAMILY_TITLES = {"main": "PACS vs GRPO vs PPO", "weight": "class weights (PACS ablation)",
-                 "score": "score function (PACS ablation)", "beta": "β (PACS ablation)"}
+FAMILY_TITLES = {
+    "main": "PACS vs GRPO vs PPO",
+    "weight": "class weights (PACS ablation)",
+    "score": "score function (PACS ablation)",
+    "beta": "β (PACS ablation)",
+}
 RAW_ALPHA, BAND_ALPHA = 0.25, 0.12
 
 
@@ -93,8 +97,9 @@ def find_config(root: Path, results) -> tuple[dict[str, Any], str]:
 
 def inferred_config(profile: str, results) -> dict[str, Any]:
     """A config naming every run found: method from the name's prefix, ablation from its suffix."""
-    names = sorted((set(results.passk.run) | set(results.metrics.run) | set(results.curves.run))
-                   - {BASE_RUN})
+    names = sorted(
+        (set(results.passk.run) | set(results.metrics.run) | set(results.curves.run)) - {BASE_RUN}
+    )
     runs = {}
     for name in names:
         method = next((m for m in METHODS if name == m or name.startswith(f"{m}_")), None)
@@ -138,16 +143,31 @@ def seed_curves(frame: pd.DataFrame, y: str, weight: float = SMOOTHING) -> pd.Da
     ``frame``: one model's rows with columns run, seed, step and ``y``."""
     parts = []
     for (run, seed), g in frame.dropna(subset=[y]).sort_values("step").groupby(["run", "seed"]):
-        parts.append(pd.DataFrame({"run": run, "seed": seed, "step": g["step"].to_numpy(),
-                                   "smooth": smooth(g[y].to_numpy(), weight)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "run": run,
+                    "seed": seed,
+                    "step": g["step"].to_numpy(),
+                    "smooth": smooth(g[y].to_numpy(), weight),
+                }
+            )
+        )
     if not parts:
         return pd.DataFrame(columns=["run", "step", "mean", "low", "high", "seeds"])
     s = pd.concat(parts).groupby(["run", "step"])["smooth"]
     return s.agg(mean="mean", low="min", high="max", seeds="count").reset_index()
 
 
-def draw_runs(ax, frame: pd.DataFrame, y: str, runs: list[str], profile: Profile,
-              weight: float = SMOOTHING, marker: str | None = None) -> None:
+def draw_runs(
+    ax,
+    frame: pd.DataFrame,
+    y: str,
+    runs: list[str],
+    profile: Profile,
+    weight: float = SMOOTHING,
+    marker: str | None = None,
+) -> None:
     """Raw per-seed values faint, the smoothed mean bold, a band over seeds (min-max of the smoothed
     seeds). ``frame``: one model's rows. The bold line's gid is the run name (tests read it)."""
     pal = profile.palette()
@@ -158,8 +178,9 @@ def draw_runs(ax, frame: pd.DataFrame, y: str, runs: list[str], profile: Profile
             continue
         for _, seed_rows in raw.groupby("seed"):
             ax.plot(seed_rows.step, seed_rows[y], color=pal[run], alpha=RAW_ALPHA, lw=0.7)
-        line, = ax.plot(c.step, c["mean"], color=pal[run], lw=1.8, label=profile.label(run),
-                        marker=marker, ms=3)
+        (line,) = ax.plot(
+            c.step, c["mean"], color=pal[run], lw=1.8, label=profile.label(run), marker=marker, ms=3
+        )
         line.set_gid(run)
         if c.seeds.max() > 1:
             ax.fill_between(c.step, c.low, c.high, color=pal[run], alpha=BAND_ALPHA, lw=0)
@@ -192,31 +213,47 @@ def figure_legend(fig, axes) -> None:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)
     if seen:
-        fig.legend(list(seen.values()), list(seen), loc="outside lower center", frameon=False,
-                   ncols=min(4, len(seen)))
+        fig.legend(
+            list(seen.values()),
+            list(seen),
+            loc="outside lower center",
+            frameon=False,
+            ncols=min(4, len(seen)),
+        )
 
 
-def training_figure(profile: Profile, model: str, columns=TRAINING_PANELS,
-                    weight: float = SMOOTHING):
+def training_figure(
+    profile: Profile, model: str, columns=TRAINING_PANELS, weight: float = SMOOTHING
+):
     """Rows: training metrics; columns: method families. None when the model has no logs."""
     m = profile.results.metrics[profile.results.metrics.model == model]
     fams = families(profile, set(m.run))
     if m.empty or not fams:
         return None
-    fig, axes = new_figure(ncols=len(fams), nrows=len(columns), width=panels_width(len(fams)),
-                           height=2.3 * len(columns) + 0.8)
+    fig, axes = new_figure(
+        ncols=len(fams),
+        nrows=len(columns),
+        width=panels_width(len(fams)),
+        height=2.3 * len(columns) + 0.8,
+    )
     for j, (title, runs) in enumerate(fams):
         for i, column in enumerate(columns):
             ax = axes[i, j]
             draw_runs(ax, m, column, runs, profile, weight)
             if column == "grad_norm":
                 wide_scale(ax, m[m.run.isin(runs)][column])
-            ax.set(title=title if i == 0 else "", xlabel="training step" if i == len(columns) - 1
-                   else "", ylabel=BY_NAME[column].tag if j == 0 else "")
+            ax.set(
+                title=title if i == 0 else "",
+                xlabel="training step" if i == len(columns) - 1 else "",
+                ylabel=BY_NAME[column].tag if j == 0 else "",
+            )
             step_axis(ax)
     figure_legend(fig, axes)
-    fig.suptitle(f"{model}: training curves (TensorBoard tags)\nbold: smoothed mean over seeds "
-                 f"(EMA {weight}); faint: raw, per seed; band: seed min-max", fontsize=10)
+    fig.suptitle(
+        f"{model}: training curves (TensorBoard tags)\nbold: smoothed mean over seeds "
+        f"(EMA {weight}); faint: raw, per seed; band: seed min-max",
+        fontsize=10,
+    )
     return fig
 
 
@@ -225,20 +262,30 @@ def loss_figure(profile: Profile, model: str, weight: float = SMOOTHING):
     clipped surrogate, whose scale is unrelated."""
     m = profile.results.metrics[profile.results.metrics.model == model]
     method = {name: info.method for name, info in profile.ctx.runs.items()}
-    groups = [("PACS: class-balanced BCE", [r for r in sorted(set(m.run)) if method.get(r) == "pacs"]),
-              ("GRPO / PPO: clipped surrogate",
-               [r for r in sorted(set(m.run)) if method.get(r) in ("grpo", "ppo")])]
+    groups = [
+        ("PACS: class-balanced BCE", [r for r in sorted(set(m.run)) if method.get(r) == "pacs"]),
+        (
+            "GRPO / PPO: clipped surrogate",
+            [r for r in sorted(set(m.run)) if method.get(r) in ("grpo", "ppo")],
+        ),
+    ]
     groups = [(t, _config_order(profile, runs)) for t, runs in groups if runs]
     if not groups:
         return None
-    fig, axes = new_figure(ncols=len(groups), width=max(6.5, 4.6 * len(groups) + 0.6),
-                           height=3.6)
+    fig, axes = new_figure(ncols=len(groups), width=max(6.5, 4.6 * len(groups) + 0.6), height=3.6)
     for ax, (title, runs) in zip(axes[0], groups):
         draw_runs(ax, m, "loss", runs, profile, weight)
         if title.startswith("PACS"):
             ax.axhline(math.log(2), color="grey", ls=":", lw=1)
-            ax.annotate("ln 2", (1.0, math.log(2)), xycoords=("axes fraction", "data"),
-                        ha="right", va="bottom", fontsize=7, color="grey")
+            ax.annotate(
+                "ln 2",
+                (1.0, math.log(2)),
+                xycoords=("axes fraction", "data"),
+                ha="right",
+                va="bottom",
+                fontsize=7,
+                color="grey",
+            )
         ax.set(title=title, xlabel="training step", ylabel="train/loss")
         step_axis(ax)
     figure_legend(fig, axes)
@@ -260,21 +307,32 @@ def passk_percent(profile: Profile, model: str) -> pd.DataFrame:
     df = profile.results.passk
     df = df[(df.metric == "pass_at_k") & (df.model == model)]
     g = df.groupby(["run", "benchmark", "k"])
-    out = g.agg(value=("value", "mean"), lo=("ci_low", "min"), hi=("ci_high", "max"),
-                seeds=("seed", "nunique")).reset_index()
+    out = g.agg(
+        value=("value", "mean"),
+        lo=("ci_low", "min"),
+        hi=("ci_high", "max"),
+        seeds=("seed", "nunique"),
+    ).reset_index()
     out[["value", "lo", "hi"]] *= 100.0
     return out
 
 
-def paper_value(profile: Profile, model: str, run: str, benchmark: str, k: int,
-                tables=PASSK_PAPER_TABLES) -> dict | None:
+def paper_value(
+    profile: Profile, model: str, run: str, benchmark: str, k: int, tables=PASSK_PAPER_TABLES
+) -> dict | None:
     """The paper's number for this cell (its model for ours, reference only in the tiny profile)."""
     info = profile.ctx.runs.get(run)
     ref = profile.ctx.ref(model, list(tables))
     if info is None or ref.model is None:
         return None
-    return lookup(profile.ctx.paper, model=ref.model, benchmark=benchmark,
-                  method=info.paper_method, k=int(k), tables=list(tables))
+    return lookup(
+        profile.ctx.paper,
+        model=ref.model,
+        benchmark=benchmark,
+        method=info.paper_method,
+        k=int(k),
+        tables=list(tables),
+    )
 
 
 def passk_figure(profile: Profile, model: str):
@@ -287,8 +345,13 @@ def passk_figure(profile: Profile, model: str):
     if BASE_RUN in set(df.run):
         fams[0] = (fams[0][0], [BASE_RUN, *fams[0][1]])
     benches = [b for b in profile.ctx.benchmarks if b in set(df.benchmark)]
-    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=panels_width(len(fams)),
-                           height=2.6 * len(benches) + 0.8, sharey="row")
+    fig, axes = new_figure(
+        ncols=len(fams),
+        nrows=len(benches),
+        width=panels_width(len(fams)),
+        height=2.6 * len(benches) + 0.8,
+        sharey="row",
+    )
     pal, ref = profile.palette(), profile.ctx.ref(model, PASSK_PAPER_TABLES)
     drew_paper = False
     for i, bench in enumerate(benches):
@@ -299,32 +362,46 @@ def passk_figure(profile: Profile, model: str):
             ax.set_xscale("log", base=2)
             ks = sorted(df[df.benchmark == bench].k.unique())
             ax.set_xticks(ks, [str(k) for k in ks])
-            ax.set_title(f"{title}\n{benchmark_label(bench)}" if i == 0 else benchmark_label(bench),
-                         fontsize=9)
+            ax.set_title(
+                f"{title}\n{benchmark_label(bench)}" if i == 0 else benchmark_label(bench),
+                fontsize=9,
+            )
             ax.set(xlabel="k", ylabel="pass@k (%)" if j == 0 else "")
     figure_legend(fig, axes)
-    who = "" if not drew_paper else f"; ×: the paper's {ref.model}" + ("" if ref.same else
-                                                                          ", reference only")
-    fig.suptitle(f"{model}: pass@k\nline: mean over seeds; band: bootstrap 95% CI{who}",
-                 fontsize=10)
+    who = (
+        ""
+        if not drew_paper
+        else f"; ×: the paper's {ref.model}" + ("" if ref.same else ", reference only")
+    )
+    fig.suptitle(
+        f"{model}: pass@k\nline: mean over seeds; band: bootstrap 95% CI{who}", fontsize=10
+    )
     return fig
 
 
-def _passk_line(ax, profile: Profile, model: str, df: pd.DataFrame, run: str, bench: str,
-                color: str) -> bool:
+def _passk_line(
+    ax, profile: Profile, model: str, df: pd.DataFrame, run: str, bench: str, color: str
+) -> bool:
     """Our line and band, and the paper's crosses; True when the paper had numbers."""
     r = df[(df.run == run) & (df.benchmark == bench)].sort_values("k")
     if r.empty:
         return False
-    line, = ax.plot(r.k, r.value, color=color, marker="o", ms=3, lw=1.5, label=profile.label(run))
+    (line,) = ax.plot(r.k, r.value, color=color, marker="o", ms=3, lw=1.5, label=profile.label(run))
     line.set_gid(run)
     if r.lo.notna().any():
         ax.fill_between(r.k, r.lo, r.hi, color=color, alpha=BAND_ALPHA, lw=0)
     hits = [(k, paper_value(profile, model, run, bench, k)) for k in r.k]
     hits = [(k, h["value"]) for k, h in hits if h]
     if hits:
-        mark, = ax.plot([k for k, _ in hits], [v for _, v in hits], ls="none", marker="x", ms=6,
-                        color=color, label="_paper")
+        (mark,) = ax.plot(
+            [k for k, _ in hits],
+            [v for _, v in hits],
+            ls="none",
+            marker="x",
+            ms=6,
+            color=color,
+            label="_paper",
+        )
         mark.set_gid(f"paper:{run}")
     return bool(hits)
 
@@ -355,19 +432,29 @@ def curve_figure(profile: Profile, model: str):
     if c.empty or not fams:
         return None
     benches = sorted(c.benchmark.unique())
-    fig, axes = new_figure(ncols=len(fams), nrows=len(benches), width=panels_width(len(fams)),
-                           height=2.6 * len(benches) + 0.8, sharey="row")
+    fig, axes = new_figure(
+        ncols=len(fams),
+        nrows=len(benches),
+        width=panels_width(len(fams)),
+        height=2.6 * len(benches) + 0.8,
+        sharey="row",
+    )
     for i, bench in enumerate(benches):
         for j, (title, runs) in enumerate(fams):
             ax = axes[i, j]
             draw_runs(ax, c[c.benchmark == bench], "pass_at_1", runs, profile, 0.0, marker="o")
-            ax.set_title(f"{title}\n{benchmark_label(bench)}" if i == 0 else benchmark_label(bench),
-                         fontsize=9)
+            ax.set_title(
+                f"{title}\n{benchmark_label(bench)}" if i == 0 else benchmark_label(bench),
+                fontsize=9,
+            )
             ax.set(xlabel="training step", ylabel="pass@1 (%)" if j == 0 else "")
             step_axis(ax)
     figure_legend(fig, axes)
-    fig.suptitle(f"{model}: held-out pass@1 during training (the paper's Fig. 3)\n"
-                 "mean over seeds; faint: per seed; band: seed min-max", fontsize=10)
+    fig.suptitle(
+        f"{model}: held-out pass@1 during training (the paper's Fig. 3)\n"
+        "mean over seeds; faint: per seed; band: seed min-max",
+        fontsize=10,
+    )
     return fig
 
 
@@ -404,17 +491,24 @@ class Comparison:
     ci: tuple[float, float]  # paired bootstrap 95% CI of mean_diff (problems resampled)
 
     def statement(self, alpha: float = 0.05) -> str:
-        verdict = (f"{self.a} is significantly better" if self.p_value < alpha and self.wins > self.losses
-                   else f"{self.b} is significantly better" if self.p_value < alpha
-                   else "no significant difference")
-        return (f"{self.a} better on {self.wins} problems, {self.b} better on {self.losses}, "
-                f"tied on {self.ties}; sign test p = {self.p_value:.3g} ({verdict} at α = {alpha}); "
-                f"mean per-problem difference {self.mean_diff:+.1f} points "
-                f"(95% CI {self.ci[0]:+.1f} to {self.ci[1]:+.1f})")
+        verdict = (
+            f"{self.a} is significantly better"
+            if self.p_value < alpha and self.wins > self.losses
+            else f"{self.b} is significantly better"
+            if self.p_value < alpha
+            else "no significant difference"
+        )
+        return (
+            f"{self.a} better on {self.wins} problems, {self.b} better on {self.losses}, "
+            f"tied on {self.ties}; sign test p = {self.p_value:.3g} ({verdict} at α = {alpha}); "
+            f"mean per-problem difference {self.mean_diff:+.1f} points "
+            f"(95% CI {self.ci[0]:+.1f} to {self.ci[1]:+.1f})"
+        )
 
 
-def compare(acc_a: pd.Series, acc_b: pd.Series, a: str, b: str, n_boot: int = 2000,
-            seed: int = 0) -> Comparison:
+def compare(
+    acc_a: pd.Series, acc_b: pd.Series, a: str, b: str, n_boot: int = 2000, seed: int = 0
+) -> Comparison:
     """Wins, losses and ties over the problems both have, a two-sided sign test and a paired
     bootstrap CI of the mean accuracy difference."""
     from scipy.stats import binomtest
@@ -426,8 +520,17 @@ def compare(acc_a: pd.Series, acc_b: pd.Series, a: str, b: str, n_boot: int = 20
     rng = np.random.default_rng(seed)
     boots = diff[rng.integers(0, len(diff), (n_boot, len(diff)))].mean(axis=1) if len(diff) else [0]
     ci = (float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5)))
-    return Comparison(a, b, both, wins, losses, len(diff) - wins - losses, float(p),
-                      float(diff.mean()) if len(diff) else 0.0, ci)
+    return Comparison(
+        a,
+        b,
+        both,
+        wins,
+        losses,
+        len(diff) - wins - losses,
+        float(p),
+        float(diff.mean()) if len(diff) else 0.0,
+        ci,
+    )
 
 
 def wins_figure(profile: Profile, comparisons: dict[str, Comparison]):
@@ -438,14 +541,23 @@ def wins_figure(profile: Profile, comparisons: dict[str, Comparison]):
     for ax, (bench, cmp) in zip(axes[0], comparisons.items()):
         counts = cmp.per_problem.groupby([cmp.b, cmp.a]).size().reset_index(name="n")
         side = np.sign(counts[cmp.a] - counts[cmp.b])
-        colors = side.map({1: profile.palette().get(cmp.a, "C0"), -1: profile.palette().get(cmp.b, "C3"),
-                           0: "#999999"})
+        colors = side.map(
+            {
+                1: profile.palette().get(cmp.a, "C0"),
+                -1: profile.palette().get(cmp.b, "C3"),
+                0: "#999999",
+            }
+        )
         ax.scatter(counts[cmp.b], counts[cmp.a], s=18 + 30 * counts.n, c=list(colors), alpha=0.7)
         ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--")
-        ax.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), xlabel=f"{profile.label(cmp.b)} accuracy",
-               ylabel=f"{profile.label(cmp.a)} accuracy",
-               title=f"{benchmark_label(bench)}: {cmp.a} higher on {cmp.wins}, {cmp.b} on "
-                     f"{cmp.losses}, tied {cmp.ties}\nsign test p = {cmp.p_value:.2g} (area: problems)")
+        ax.set(
+            xlim=(-0.05, 1.05),
+            ylim=(-0.05, 1.05),
+            xlabel=f"{profile.label(cmp.b)} accuracy",
+            ylabel=f"{profile.label(cmp.a)} accuracy",
+            title=f"{benchmark_label(bench)}: {cmp.a} higher on {cmp.wins}, {cmp.b} on "
+            f"{cmp.losses}, tied {cmp.ties}\nsign test p = {cmp.p_value:.2g} (area: problems)",
+        )
         ax.title.set_size(9)
     return fig
 
@@ -483,13 +595,21 @@ def overview(profile: Profile) -> pd.DataFrame:
     r = profile.results
     rows = []
     for model in profile.models():
-        runs = set(r.passk[r.passk.model == model].run) | set(r.metrics[r.metrics.model == model].run)
+        runs = set(r.passk[r.passk.model == model].run) | set(
+            r.metrics[r.metrics.model == model].run
+        )
         for run in _config_order(profile, list(runs)):
             ev = r.passk[(r.passk.model == model) & (r.passk.run == run)]
             tr = r.metrics[(r.metrics.model == model) & (r.metrics.run == run)]
-            rows.append({"model": model, "run": run, "label": profile.label(run),
-                         "seeds evaluated": ", ".join(map(str, sorted(set(ev.seed)))),
-                         "seeds trained": ", ".join(map(str, sorted(set(tr.seed)))),
-                         "steps": str(int(tr.step.max())) if len(tr) else "",
-                         "benchmarks": ", ".join(sorted(set(ev.benchmark)))})
+            rows.append(
+                {
+                    "model": model,
+                    "run": run,
+                    "label": profile.label(run),
+                    "seeds evaluated": ", ".join(map(str, sorted(set(ev.seed)))),
+                    "seeds trained": ", ".join(map(str, sorted(set(tr.seed)))),
+                    "steps": str(int(tr.step.max())) if len(tr) else "",
+                    "benchmarks": ", ".join(sorted(set(ev.benchmark))),
+                }
+            )
     return pd.DataFrame(rows).set_index(["model", "run"]) if rows else pd.DataFrame()

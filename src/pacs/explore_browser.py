@@ -34,8 +34,15 @@ def graded_files(root: str | Path) -> pd.DataFrame:
     rows = []
     for path in sorted(Path(root).glob("eval/*/*/seed*/*/graded.jsonl")):
         model, run, seed_dir, bench = path.relative_to(root).parts[1:5]
-        rows.append({"model": model, "run": run, "seed": int(seed_dir[4:]), "benchmark": bench,
-                     "path": path})
+        rows.append(
+            {
+                "model": model,
+                "run": run,
+                "seed": int(seed_dir[4:]),
+                "benchmark": bench,
+                "path": path,
+            }
+        )
     return pd.DataFrame(rows, columns=["model", "run", "seed", "benchmark", "path"])
 
 
@@ -53,8 +60,9 @@ def load_problems(root: str | Path, benchmark: str) -> dict[str, dict]:
     return {row["problem_id"]: row for _, row in iter_jsonl(path)} if path.is_file() else {}
 
 
-def select(graded: pd.DataFrame, problem_id: str | None = None,
-           correct: bool | None = None) -> pd.DataFrame:
+def select(
+    graded: pd.DataFrame, problem_id: str | None = None, correct: bool | None = None
+) -> pd.DataFrame:
     """The rows of one problem (None: all) that are correct, wrong or either (None)."""
     keep = pd.Series(True, index=graded.index)
     if problem_id not in (None, ALL_PROBLEMS):
@@ -72,42 +80,63 @@ def highlight_boxes(text: str) -> str:
         if content is None or match.start() < pos:  # unclosed, or inside a box already marked
             continue
         end = match.end() + len(content) + 1
-        out += [html.escape(text[pos:match.start()]), "<mark>", html.escape(text[match.start():end]),
-                "</mark>"]
+        out += [
+            html.escape(text[pos : match.start()]),
+            "<mark>",
+            html.escape(text[match.start() : end]),
+            "</mark>",
+        ]
         pos = end
     return "".join(out) + html.escape(text[pos:])
 
 
 def _text(value) -> str:
     """A field for display: missing (None, NaN) as an em dash, escaped otherwise."""
-    return "—" if value is None or (isinstance(value, float) and value != value) else \
-        html.escape(str(value))
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and value != value)
+        else html.escape(str(value))
+    )
 
 
 def response_card(row: pd.Series, problem: dict | None) -> str:
     gold = problem.get("answer") if problem else None
     verdict = "✓ correct" if row.correct else "✗ wrong"
     prompt = problem["prompt"][-1]["content"] if problem and problem.get("prompt") else None
-    head = (f"<b>{html.escape(str(row.problem_id))}</b> · sample {int(row.sample_idx)} · "
-            f"<b>{verdict}</b> (score {row.score:g}, {_text(row.get('status'))}) · "
-            f"graded answer <b>{_text(row.get('extracted'))}</b> vs gold <b>{_text(gold)}</b> · "
-            f"last box <b>{_text(row.box)}</b>")
-    ask = (f"<details><summary>prompt</summary><pre>{html.escape(prompt)}</pre></details>"
-           if prompt else "")
-    return (f'<div class="pacs-response {"ok" if row.correct else "bad"}">'
-            f'<div class="pacs-head">{head}</div>{ask}<pre>{highlight_boxes(str(row.response))}</pre>'
-            "</div>")
+    head = (
+        f"<b>{html.escape(str(row.problem_id))}</b> · sample {int(row.sample_idx)} · "
+        f"<b>{verdict}</b> (score {row.score:g}, {_text(row.get('status'))}) · "
+        f"graded answer <b>{_text(row.get('extracted'))}</b> vs gold <b>{_text(gold)}</b> · "
+        f"last box <b>{_text(row.box)}</b>"
+    )
+    ask = (
+        f"<details><summary>prompt</summary><pre>{html.escape(prompt)}</pre></details>"
+        if prompt
+        else ""
+    )
+    return (
+        f'<div class="pacs-response {"ok" if row.correct else "bad"}">'
+        f'<div class="pacs-head">{head}</div>{ask}<pre>{highlight_boxes(str(row.response))}</pre>'
+        "</div>"
+    )
 
 
-def render_page(rows: pd.DataFrame, problems: dict[str, dict], page: int = 0,
-                per_page: int = PER_PAGE, title: str = "") -> str:
+def render_page(
+    rows: pd.DataFrame,
+    problems: dict[str, dict],
+    page: int = 0,
+    per_page: int = PER_PAGE,
+    title: str = "",
+) -> str:
     """One page (0-based) of ``rows`` as HTML, with a line saying where it is."""
     pages = max(1, -(-len(rows) // per_page))
     page = min(max(page, 0), pages - 1)
-    shown = rows.iloc[page * per_page:(page + 1) * per_page]
+    shown = rows.iloc[page * per_page : (page + 1) * per_page]
     cards = "".join(response_card(r, problems.get(r.problem_id)) for _, r in shown.iterrows())
-    where = (f"{html.escape(title)} — page {page + 1} of {pages}, responses "
-             f"{page * per_page + 1 if len(rows) else 0}–{page * per_page + len(shown)} of {len(rows)}")
+    where = (
+        f"{html.escape(title)} — page {page + 1} of {pages}, responses "
+        f"{page * per_page + 1 if len(rows) else 0}–{page * per_page + len(shown)} of {len(rows)}"
+    )
     empty = "" if len(rows) else "<p>No response matches these filters.</p>"
     return f'{CSS}<div class="pacs-browser-page"><p>{where}</p>{cards}{empty}</div>'
 
@@ -130,8 +159,9 @@ class ResponseBrowser:
         self.benchmark = w.Dropdown(description="benchmark")
         self.method = w.Dropdown(description="method")
         self.problem = w.Dropdown(description="problem", layout=w.Layout(width="420px"))
-        self.verdict = w.ToggleButtons(options=list(VERDICT), layout=layout,
-                                       style={"button_width": "80px"})
+        self.verdict = w.ToggleButtons(
+            options=list(VERDICT), layout=layout, style={"button_width": "80px"}
+        )
         self.prev = w.Button(description="◀ previous page")
         self.next = w.Button(description="next page ▶")
         self.page_html = w.HTML()
@@ -139,9 +169,14 @@ class ResponseBrowser:
             control.observe(self.on_filter, names="value")
         self.prev.on_click(lambda _: self.turn(-1))
         self.next.on_click(lambda _: self.turn(+1))
-        self.widget = w.VBox([w.HBox([self.model, self.benchmark, self.method]),
-                              w.HBox([self.problem, w.Label("show"), self.verdict]),
-                              w.HBox([self.prev, self.next]), self.page_html])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.model, self.benchmark, self.method]),
+                w.HBox([self.problem, w.Label("show"), self.verdict]),
+                w.HBox([self.prev, self.next]),
+                self.page_html,
+            ]
+        )
         self.on_filter()
 
     def on_filter(self, _change=None) -> None:
@@ -166,10 +201,15 @@ class ResponseBrowser:
         pairs = [(f"{r.run} · seed {r.seed}", (r.run, r.seed)) for r in f.itertuples()]
         _set_options(self.method, pairs, prefer=(self.preferred_run, 0))
         graded = self.graded()
-        counts = graded.groupby("problem_id").correct.agg(["sum", "count"]) if graded is not None \
+        counts = (
+            graded.groupby("problem_id").correct.agg(["sum", "count"])
+            if graded is not None
             else pd.DataFrame(columns=["sum", "count"])
+        )
         problems = [("all problems", ALL_PROBLEMS)] + [
-            (f"{pid} ({int(c['sum'])}/{int(c['count'])} correct)", pid) for pid, c in counts.iterrows()]
+            (f"{pid} ({int(c['sum'])}/{int(c['count'])} correct)", pid)
+            for pid, c in counts.iterrows()
+        ]
         _set_options(self.problem, problems)
 
     def graded(self) -> pd.DataFrame | None:
@@ -177,8 +217,12 @@ class ResponseBrowser:
             return None
         run, seed = self.method.value
         f = self.files
-        hit = f[(f.model == self.model.value) & (f.benchmark == self.benchmark.value)
-                & (f.run == run) & (f.seed == seed)]
+        hit = f[
+            (f.model == self.model.value)
+            & (f.benchmark == self.benchmark.value)
+            & (f.run == run)
+            & (f.seed == seed)
+        ]
         if hit.empty:
             return None
         path = hit.path.iloc[0]

@@ -47,31 +47,70 @@ class Metric:
 
 # verl keys: verl/trainer/ppo/metric_utils.py, verl/trainer/ppo/v1/trainer_base.py, pacs.verl_plugin.loss.
 TRAIN_METRICS: tuple[Metric, ...] = (
-    Metric("reward_mean", "train/reward_mean", "mean verifier reward of the step's responses",
-           ("critic/rewards/mean", "critic/score/mean")),
-    Metric("mixed_frac", "train/mixed_frac", "fraction of groups holding both labels",
-           ("actor/pacs_mixed_frac",)),
-    Metric("loss", "train/loss", "policy loss (PACS: weighted BCE; GRPO, PPO: clipped surrogate)",
-           ("actor/pg_loss", "actor/loss")),
+    Metric(
+        "reward_mean",
+        "train/reward_mean",
+        "mean verifier reward of the step's responses",
+        ("critic/rewards/mean", "critic/score/mean"),
+    ),
+    Metric(
+        "mixed_frac",
+        "train/mixed_frac",
+        "fraction of groups holding both labels",
+        ("actor/pacs_mixed_frac",),
+    ),
+    Metric(
+        "loss",
+        "train/loss",
+        "policy loss (PACS: weighted BCE; GRPO, PPO: clipped surrogate)",
+        ("actor/pg_loss", "actor/loss"),
+    ),
     Metric("entropy", "train/entropy", "mean token entropy of the policy", ("actor/entropy",)),
-    Metric("grad_norm", "train/grad_norm", "policy gradient norm before clipping",
-           ("actor/grad_norm",)),
-    Metric("response_len", "train/response_len", "mean response length (tokens)",
-           ("response_length/mean",)),
+    Metric(
+        "grad_norm", "train/grad_norm", "policy gradient norm before clipping", ("actor/grad_norm",)
+    ),
+    Metric(
+        "response_len",
+        "train/response_len",
+        "mean response length (tokens)",
+        ("response_length/mean",),
+    ),
     Metric("time_generate", "time/generate", "seconds sampling responses", ("timing_s/gen",)),
     Metric("time_reward", "time/reward", "seconds grading responses", ("timing_s/reward",)),
-    Metric("time_reference", "time/reference", "seconds for old/reference log-probs and values",
-           ("timing_s/old_log_prob", "timing_s/ref", "timing_s/values"), summed=True),
-    Metric("time_update", "time/update", "seconds in optimizer updates (actor and critic)",
-           ("timing_s/update_actor", "timing_s/update_critic"), summed=True),
+    Metric(
+        "time_reference",
+        "time/reference",
+        "seconds for old/reference log-probs and values",
+        ("timing_s/old_log_prob", "timing_s/ref", "timing_s/values"),
+        summed=True,
+    ),
+    Metric(
+        "time_update",
+        "time/update",
+        "seconds in optimizer updates (actor and critic)",
+        ("timing_s/update_actor", "timing_s/update_critic"),
+        summed=True,
+    ),
     Metric("time_total", "time/step", "seconds per training step", ("timing_s/step",)),
-    Metric("psi_mean", "pacs/psi_mean", "PACS: mean score psi (the BCE logit)",
-           ("actor/pacs_psi_mean",)),
+    Metric(
+        "psi_mean",
+        "pacs/psi_mean",
+        "PACS: mean score psi (the BCE logit)",
+        ("actor/pacs_psi_mean",),
+    ),
     Metric("sigma_mean", "pacs/sigma_mean", "PACS: mean sigma(psi)", ("actor/pacs_sigma_mean",)),
-    Metric("score_acc", "pacs/score_acc", "PACS: accuracy of sigma(psi) > 0.5 as a classifier",
-           ("actor/pacs_score_acc",)),
-    Metric("weight_mean", "pacs/weight_mean", "PACS: mean class-balance weight",
-           ("actor/pacs_weight_mean",)),
+    Metric(
+        "score_acc",
+        "pacs/score_acc",
+        "PACS: accuracy of sigma(psi) > 0.5 as a classifier",
+        ("actor/pacs_score_acc",),
+    ),
+    Metric(
+        "weight_mean",
+        "pacs/weight_mean",
+        "PACS: mean class-balance weight",
+        ("actor/pacs_weight_mean",),
+    ),
 )
 # The tiny engine's in-loop held-out pass@1 (eval_curve.jsonl); at paper scale the curve is made by
 # evaluating checkpoints (curve/ in the results tree), not by the trainer.
@@ -86,7 +125,9 @@ def logging_backends(cfg: dict[str, Any]) -> tuple[str, ...]:
     """``logging.backends`` of a profile config (default ``DEFAULT_BACKENDS``), validated."""
     backends = (cfg.get("logging") or {}).get("backends", list(DEFAULT_BACKENDS))
     if not isinstance(backends, list) or not all(b in BACKENDS for b in backends):
-        raise ValueError(f"logging.backends must be a list drawn from {list(BACKENDS)}, got {backends!r}")
+        raise ValueError(
+            f"logging.backends must be a list drawn from {list(BACKENDS)}, got {backends!r}"
+        )
     return tuple(dict.fromkeys(backends))
 
 
@@ -107,16 +148,24 @@ class MetricsLog:
     that a crashed attempt wrote after its last checkpoint (those steps are redone).
     """
 
-    def __init__(self, run_dir: str | Path, backends: Sequence[str] = DEFAULT_BACKENDS, *,
-                 project: str = "pacs", run_name: str | None = None,
-                 config: dict[str, Any] | None = None, resume_step: int = 0):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        backends: Sequence[str] = DEFAULT_BACKENDS,
+        *,
+        project: str = "pacs",
+        run_name: str | None = None,
+        config: dict[str, Any] | None = None,
+        resume_step: int = 0,
+    ):
         self.run_dir = Path(run_dir)
         self.tensorboard = self.wandb = None
         if "tensorboard" in backends:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.tensorboard = SummaryWriter(str(self.run_dir / TENSORBOARD_DIR),
-                                             purge_step=resume_step + 1)
+            self.tensorboard = SummaryWriter(
+                str(self.run_dir / TENSORBOARD_DIR), purge_step=resume_step + 1
+            )
         if "wandb" in backends:
             self.wandb = start_wandb(self.run_dir, project, run_name or self.run_dir.name, config)
 
@@ -148,10 +197,17 @@ def start_wandb(run_dir: Path, project: str, run_name: str, config: dict[str, An
     try:
         import wandb
     except ImportError as err:
-        raise RuntimeError("logging.backends lists wandb but the wandb package is not installed "
-                           "(pip install wandb), or drop wandb from logging.backends") from err
-    return wandb.init(project=project, name=run_name, dir=str(run_dir), config=config or {},
-                      reinit="finish_previous")
+        raise RuntimeError(
+            "logging.backends lists wandb but the wandb package is not installed "
+            "(pip install wandb), or drop wandb from logging.backends"
+        ) from err
+    return wandb.init(
+        project=project,
+        name=run_name,
+        dir=str(run_dir),
+        config=config or {},
+        reinit="finish_previous",
+    )
 
 
 def write_event_file(metrics_path: str | Path) -> Path:

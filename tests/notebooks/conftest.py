@@ -18,10 +18,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # fetch_widget_js, beside this file
 from fetch_widget_js import default_dir  # noqa: E402
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--allow-file-access-from-files", "--hide-scrollbars",
-                  "--virtual-time-budget=30000")  # let require.js and the widget manager run
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--allow-file-access-from-files",
+    "--hide-scrollbars",
+    "--virtual-time-budget=30000",
+)  # let require.js and the widget manager run
 WIDTH = 1500
 
 
@@ -37,8 +45,10 @@ def chromium() -> str:
 def widget_js() -> Path:
     folder = default_dir()
     if not all((folder / name).is_file() for name in ("require.js", "embed-amd.js")):
-        pytest.skip(f"no widget scripts in {folder}: run `python tests/notebooks/fetch_widget_js.py`"
-                    " (npm; .ci/run does)")
+        pytest.skip(
+            f"no widget scripts in {folder}: run `python tests/notebooks/fetch_widget_js.py`"
+            " (npm; .ci/run does)"
+        )
     return folder
 
 
@@ -47,9 +57,11 @@ def export_html(nb, widget_js: Path, out: Path) -> Path:
     widget scripts from ``widget_js`` instead of a CDN."""
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="lab",
-                            require_js_url=(widget_js / "require.js").as_uri(),
-                            widget_renderer_url=(widget_js / "embed-amd.js").as_uri())
+    exporter = HTMLExporter(
+        template_name="lab",
+        require_js_url=(widget_js / "require.js").as_uri(),
+        widget_renderer_url=(widget_js / "embed-amd.js").as_uri(),
+    )
     body, _ = exporter.from_notebook_node(nb)
     out.write_text(body, encoding="utf-8")
     return out
@@ -57,6 +69,7 @@ def export_html(nb, widget_js: Path, out: Path) -> Path:
 
 def browse(chromium: str, page: Path, tmp: Path, height: int = 8000) -> tuple[str, Path]:
     """Open ``page`` headless: its DOM after the scripts ran, and a screenshot of it."""
+
     def run(*extra: str) -> str:
         profile = tmp / f"chromium-profile-{len(list(tmp.glob('chromium-profile-*')))}"
         cmd = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()]

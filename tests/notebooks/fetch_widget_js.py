@@ -19,8 +19,10 @@ import tempfile
 from pathlib import Path
 
 # html-manager 1.0.x renders ipywidgets 8 state; requirejs loads it (nbconvert's lab template).
-PACKAGES = {"@jupyter-widgets/html-manager@1.0.15": ("package/dist/embed-amd.js", "embed-amd.js"),
-            "requirejs@2.3.8": ("package/require.js", "require.js")}
+PACKAGES = {
+    "@jupyter-widgets/html-manager@1.0.15": ("package/dist/embed-amd.js", "embed-amd.js"),
+    "requirejs@2.3.8": ("package/require.js", "require.js"),
+}
 
 
 def default_dir() -> Path:
@@ -31,8 +33,13 @@ def fetch(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for spec, (member, name) in PACKAGES.items():
-            out = subprocess.run(["npm", "pack", spec, "--silent"], cwd=tmp, check=True,
-                                 capture_output=True, text=True).stdout.split()[-1]
+            out = subprocess.run(
+                ["npm", "pack", spec, "--silent"],
+                cwd=tmp,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()[-1]
             with tarfile.open(Path(tmp) / out) as tar:
                 source = tar.extractfile(member)
                 with open(folder / f".{name}.tmp", "wb") as fh:

@@ -23,8 +23,14 @@ def test_smooth_is_tensorboards_debiased_ema():
 
 
 def test_seed_curves_average_the_smoothed_seeds():
-    frame = pd.DataFrame({"run": "pacs", "seed": [0, 0, 1, 1], "step": [1, 2, 1, 2],
-                          "reward_mean": [0.0, 1.0, 1.0, 1.0]})
+    frame = pd.DataFrame(
+        {
+            "run": "pacs",
+            "seed": [0, 0, 1, 1],
+            "step": [1, 2, 1, 2],
+            "reward_mean": [0.0, 1.0, 1.0, 1.0],
+        }
+    )
     out = seed_curves(frame, "reward_mean", weight=0.5).set_index("step")
     # seed 0 smoothed: 0, 2/3; seed 1: 1, 1
     assert list(out["mean"]) == pytest.approx([0.5, 5 / 6])
@@ -44,8 +50,10 @@ def test_compare_counts_wins_and_applies_the_sign_test():
     strong = compare(pd.Series([1.0] * 9), pd.Series([0.0] * 9), "pacs", "grpo")
     assert strong.p_value == pytest.approx(2 / 512)
     assert "pacs is significantly better" in strong.statement()
-    assert "grpo is significantly better" in compare(pd.Series([0.0] * 9), pd.Series([1.0] * 9),
-                                                     "pacs", "grpo").statement()
+    assert (
+        "grpo is significantly better"
+        in compare(pd.Series([0.0] * 9), pd.Series([1.0] * 9), "pacs", "grpo").statement()
+    )
 
 
 def test_last_box_takes_the_last_balanced_box():
@@ -61,9 +69,20 @@ def test_highlight_escapes_and_marks_boxes():
 
 
 def _graded() -> pd.DataFrame:
-    rows = [{"problem_id": f"b/{p}", "sample_idx": s, "response": f"\\boxed{{{s}}}",
-             "score": float(s == p), "extracted": None if s == 2 else str(s), "status": "ok",
-             "box": str(s), "correct": s == p} for p in range(3) for s in range(3)]
+    rows = [
+        {
+            "problem_id": f"b/{p}",
+            "sample_idx": s,
+            "response": f"\\boxed{{{s}}}",
+            "score": float(s == p),
+            "extracted": None if s == 2 else str(s),
+            "status": "ok",
+            "box": str(s),
+            "correct": s == p,
+        }
+        for p in range(3)
+        for s in range(3)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -96,6 +115,8 @@ def test_inferred_config_names_methods_and_ablations():
 
     runs = inferred_config("x", R)["runs"]
     assert runs["pacs"] == {"method": "pacs", "ablation": "main", "label": "pacs"}
-    assert runs["pacs_beta2"]["ablation"] == "beta" and runs["pacs_noweight"]["ablation"] == "weight"
+    assert (
+        runs["pacs_beta2"]["ablation"] == "beta" and runs["pacs_noweight"]["ablation"] == "weight"
+    )
     assert runs["pacs_score_grpo"]["ablation"] == "score" and runs["ppo"]["method"] == "ppo"
     assert "odd" not in runs and "base" not in runs

@@ -212,8 +212,10 @@ def execute(results: Path, monkeypatch) -> tuple[object, str, dict]:
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, "\n".join("\n".join(o["traceback"]) for o in errors)
     text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
-    found = {key: json.loads(text.split(key, 1)[1].splitlines()[0])
-             for key in ("LINES", "FIGURES", "BROWSER")}
+    found = {
+        key: json.loads(text.split(key, 1)[1].splitlines()[0])
+        for key in ("LINES", "FIGURES", "BROWSER")
+    }
     nb.cells.pop()
     return nb, text, found
 
@@ -236,19 +238,30 @@ def check_lines_are_per_model(lines: list[dict], models: list[str]) -> None:
         assert all(a < b for a, b in zip(line["x"], line["x"][1:])), f"zig-zag line: {line}"
 
 
-def pick(lines: list[dict], figure: str, run: str, ylabel: str | None = None,
-         title: str | None = None) -> dict:
-    (line,) = [ln for ln in lines if ln["figure"] == figure and ln["run"] == run
-               and (ylabel is None or ln["ylabel"] == ylabel)
-               and (title is None or title in ln["title"])]
+def pick(
+    lines: list[dict], figure: str, run: str, ylabel: str | None = None, title: str | None = None
+) -> dict:
+    (line,) = [
+        ln
+        for ln in lines
+        if ln["figure"] == figure
+        and ln["run"] == run
+        and (ylabel is None or ln["ylabel"] == ylabel)
+        and (title is None or title in ln["title"])
+    ]
     return line
 
 
 def paper_number(model: str, method: str, benchmark: str, k: int, tables: list[str]) -> float:
     """The paper's pass@k in paper_numbers.csv, read with plain pandas (first listed table wins)."""
     csv = pd.read_csv(REPO / "src" / "pacs" / "report" / "paper_numbers.csv")
-    hit = csv[(csv.model == model) & (csv.method == method) & (csv.benchmark == benchmark)
-              & (csv.metric == "pass_at_k") & (csv.k == k)]
+    hit = csv[
+        (csv.model == model)
+        & (csv.method == method)
+        & (csv.benchmark == benchmark)
+        & (csv.metric == "pass_at_k")
+        & (csv.k == k)
+    ]
     for table in tables:
         if (hit.table == table).any():
             return float(hit[hit.table == table].value.iloc[0])
@@ -268,7 +281,9 @@ def test_notebook_on_paper_shaped_results_is_model_aware(tmp_path, monkeypatch):
             # Training curves: the main family's panel, this model's own steps, smoothed values.
             reward = pick(lines, f"training_{model}", run, ylabel="train/reward_mean")
             assert reward["x"] == steps
-            assert reward["y"] == pytest.approx(ewm([reward_value(model, run, 0, s) for s in steps]))
+            assert reward["y"] == pytest.approx(
+                ewm([reward_value(model, run, 0, s) for s in steps])
+            )
             fig3 = pick(lines, f"fig3_{model}", run, ylabel="pass@1 (%)")
             assert fig3["x"] == list(range(20, shape["steps"][model] + 1, 20))
         # The loss: PACS's BCE and the surrogates never share a panel.
@@ -278,14 +293,16 @@ def test_notebook_on_paper_shaped_results_is_model_aware(tmp_path, monkeypatch):
         for bench in shape["benchmarks"]:
             for run in RUNS:
                 pk = pick(lines, f"passk_{model}", run, title=bench.upper())
-                doc = json.loads((root / "eval" / model / run / "seed0" / bench / "passk.json")
-                                 .read_text())
+                doc = json.loads(
+                    (root / "eval" / model / run / "seed0" / bench / "passk.json").read_text()
+                )
                 assert pk["y"] == pytest.approx([100 * e["value"] for e in doc["pass_at_k"]])
         # The paper's own pass@k beside ours (the paper profile compares like with like).
         paper = {"qwen3_4b": "Qwen3-4B", "qwen3_8b": "Qwen3-8B"}[model]
         cross = pick(lines, f"passk_{model}", "paper:pacs", title="AIME24")
         assert cross["x"][0] == 1 and cross["y"][0] == pytest.approx(
-            paper_number(paper, "pacs", "aime24", 1, ["Table 2", "Table 6", "Table 7", "Table 8"]))
+            paper_number(paper, "pacs", "aime24", 1, ["Table 2", "Table 6", "Table 7", "Table 8"])
+        )
         assert f"{model} / aime24: pacs better on" in text and "sign test p =" in text
     # The 8B model is much stronger: its PACS pass@1 line lies above the 4B one everywhere.
     p1 = {m: pick(lines, f"fig3_{m}", "pacs", ylabel="pass@1 (%)")["y"] for m in shape["models"]}
@@ -295,7 +312,9 @@ def test_notebook_on_paper_shaped_results_is_model_aware(tmp_path, monkeypatch):
 
 def report_tree(root: Path) -> Path:
     """The report tests' fabricated tree (tests/report/conftest.py)."""
-    spec = importlib.util.spec_from_file_location("report_tree", REPO / "tests" / "report" / "conftest.py")
+    spec = importlib.util.spec_from_file_location(
+        "report_tree", REPO / "tests" / "report" / "conftest.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build_results(root)
@@ -308,18 +327,25 @@ def test_notebook_on_the_report_tests_tree_draws_every_family(tmp_path, monkeypa
     lines = found["LINES"]
     check_lines_are_per_model(lines, ["tiny"])
     titles = {ln["title"].split("\n")[0] for ln in lines if ln["figure"] == "training_tiny"}
-    assert titles >= {"PACS vs GRPO vs PPO", "class weights (PACS ablation)",
-                      "score function (PACS ablation)", "β (PACS ablation)"}
+    assert titles >= {
+        "PACS vs GRPO vs PPO",
+        "class weights (PACS ablation)",
+        "score function (PACS ablation)",
+        "β (PACS ablation)",
+    }
     # Each ablation panel holds PACS and its variant only: no spaghetti.
-    beta = {ln["run"] for ln in lines if ln["figure"] == "training_tiny" and ln["title"].startswith("β")}
+    beta = {
+        ln["run"] for ln in lines if ln["figure"] == "training_tiny" and ln["title"].startswith("β")
+    }
     assert beta == {"pacs", "pacs_beta2"}
     assert "no graded samples of both pacs and grpo" in text
     assert "No graded samples" in found["BROWSER"]
 
 
 @pytest.mark.slow
-def test_notebook_on_tiny_shaped_results_renders_in_a_browser(tmp_path, monkeypatch,
-                                                              open_in_browser):
+def test_notebook_on_tiny_shaped_results_renders_in_a_browser(
+    tmp_path, monkeypatch, open_in_browser
+):
     root = tmp_path / "results" / "tiny"
     build_tiny_tree(root)
     nb, text, found = execute(root, monkeypatch)
@@ -334,8 +360,11 @@ def test_notebook_on_tiny_shaped_results_renders_in_a_browser(tmp_path, monkeypa
     assert "Problem 0 of synthetic" in found["BROWSER"]
 
     found_elements, shot = open_in_browser(nb, tmp_path)  # the screenshot stays in tmp_path
-    pngs = [e for e in found_elements if e["tag"] == "img"
-            and e["attrs"].get("src", "").startswith("data:image/png;base64,")]
+    pngs = [
+        e
+        for e in found_elements
+        if e["tag"] == "img" and e["attrs"].get("src", "").startswith("data:image/png;base64,")
+    ]
     assert len(pngs) == len(found["FIGURES"]) >= 5  # pass@k, training, loss, Fig. 3, wins
     from PIL import Image
 
@@ -350,5 +379,3 @@ def test_notebook_on_tiny_shaped_results_renders_in_a_browser(tmp_path, monkeypa
     assert len(with_class(found_elements, "widget-dropdown")) >= 4
     picture = Image.open(shot).convert("L")
     assert picture.size[0] > 1000 and picture.getextrema()[0] < 100  # not a blank page
-
-

@@ -45,5 +45,7 @@ def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
     logged = _scalars(out)
     rows = _rows(out / "metrics.jsonl")
     assert [s for s, _ in logged["train/loss"]] == [1, 2, 3, 4]
-    assert [v for _, v in logged["train/loss"]] == pytest.approx([r["loss"] for r in rows], rel=1e-6)
+    assert [v for _, v in logged["train/loss"]] == pytest.approx(
+        [r["loss"] for r in rows], rel=1e-6
+    )
     assert "pacs/psi_mean" not in logged  # GRPO has no PACS statistics

@@ -19,8 +19,15 @@ PAPER = REPO / "configs" / "paper.yaml"
 
 def _compose_run(compose, cfg: dict, run_dir: Path):
     paths = RunPaths(train_file="/d/train.parquet", val_file="/d/train.parquet", out_dir=run_dir)
-    overrides = build_overrides(cfg, resolve_run(cfg, "grpo"), "qwen3_4b", 0, paths,
-                                ClusterShape(1, 8), str(run_dir / "verl_logs" / "attempt-001.jsonl"))
+    overrides = build_overrides(
+        cfg,
+        resolve_run(cfg, "grpo"),
+        "qwen3_4b",
+        0,
+        paths,
+        ClusterShape(1, 8),
+        str(run_dir / "verl_logs" / "attempt-001.jsonl"),
+    )
     return compose(overrides)
 
 
@@ -53,7 +60,9 @@ def test_finalize_adds_the_stated_tags_to_verls_tensorboard_folder(tmp_path):
     (run_dir / TENSORBOARD_DIR).mkdir()  # verl's tensorboard logger made it
     data = {key: 1.0 + i for i, m in enumerate(TRAIN_METRICS) for key in m.verl_keys[:1]}
     data["timing_s/step"] = 9.0
-    lines = [json.dumps({"step": s, "data": {**data, "critic/rewards/mean": 0.1 * s}}) for s in (1, 2)]
+    lines = [
+        json.dumps({"step": s, "data": {**data, "critic/rewards/mean": 0.1 * s}}) for s in (1, 2)
+    ]
     (run_dir / "verl_logs" / "attempt-001.jsonl").write_text("\n".join(lines) + "\n")
     paths = RunPaths("t", "v", run_dir)
     for _ in range(2):
@@ -68,8 +77,17 @@ def test_finalize_adds_the_stated_tags_to_verls_tensorboard_folder(tmp_path):
     assert [e.value for e in acc.Scalars("time/step")] == [9.0, 9.0]
 
 
-@pytest.mark.parametrize(("value", "text"), [(1, "1"), ("1", "'1'"), ("1e-6", "'1e-6'"),
-                                             ("true", "'true'"), (True, "true"), ("vllm", "vllm")])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1, "1"),
+        ("1", "'1'"),
+        ("1e-6", "'1e-6'"),
+        ("true", "'true'"),
+        (True, "true"),
+        ("vllm", "vllm"),
+    ],
+)
 def test_numeric_looking_strings_stay_strings(value, text):
     from pacs.verl_plugin.overrides import _fmt
 

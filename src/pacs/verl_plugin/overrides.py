@@ -181,8 +181,7 @@ def _common(
         "trainer.total_training_steps": int(_need(model, "steps", f"models.{model_key}")),
         "trainer.total_epochs": TOTAL_EPOCHS,
         "trainer.project_name": f"pacs-{cfg['profile']}",
-        "trainer.logger": list(dict.fromkeys([*verl.get("logger", ["console", "file"]),
-                                              *logging_backends(cfg)])),
+        **_logging(cfg, verl, paths),
         "trainer.nnodes": cluster.nnodes,
         "trainer.n_gpus_per_node": cluster.gpus_per_node,
         "trainer.save_freq": int(train.get("save_every", 20)),
@@ -192,15 +191,26 @@ def _common(
         "trainer.default_local_dir": str(paths.ckpt_dir),
         "trainer.max_actor_ckpt_to_keep": verl.get("max_actor_ckpt_to_keep"),  # None: keep all
         "trainer.max_critic_ckpt_to_keep": verl.get("max_critic_ckpt_to_keep"),
-        # These reach every Ray worker through the job's runtime env (no weight-loading bars).
+        # Both reach every Ray worker through the job's runtime env.
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE,
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH": log_path,
-        "+ray_kwargs.ray_init.runtime_env.env_vars.TENSORBOARD_DIR": str(paths.tensorboard_dir),
-        **{f"+ray_kwargs.ray_init.runtime_env.env_vars.{k}": v for k, v in NO_BARS_ENV.items()},
     }
     if cluster.ray_address:
         items["+ray_kwargs.ray_init.address"] = cluster.ray_address
     return items
+
+
+def _logging(cfg: dict, verl: dict, paths: RunPaths) -> dict:
+    """verl's loggers (``verl.logger`` plus ``logging.backends``), its tensorboard logger's folder
+    beside metrics.jsonl (read by the trainer, a Ray actor) and no weight-loading bars in workers."""
+    env = "+ray_kwargs.ray_init.runtime_env.env_vars."
+    return {
+        "trainer.logger": list(
+            dict.fromkeys([*verl.get("logger", ["console", "file"]), *logging_backends(cfg)])
+        ),
+        f"{env}TENSORBOARD_DIR": str(paths.tensorboard_dir),
+        **{f"{env}{key}": value for key, value in NO_BARS_ENV.items()},
+    }
 
 
 def _pacs(run: dict, train: dict, verl: dict) -> dict:
