@@ -64,7 +64,7 @@ VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
 verl-smoke: setup
 	rm -rf $(VERL_SMOKE)
-	$(BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
+	$(BIN)/python -m pacs.tiny.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
 	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
 	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
 	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES) trainer.total_training_steps=2

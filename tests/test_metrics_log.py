@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import pytest
 
+from pacs.config import ConfigError, load_config, parse_profile
 from pacs.metrics_log import (
     BY_NAME,
+    DEFAULT_BACKENDS,
     EVAL_METRICS,
     TRAIN_FIELDS,
     TRAIN_METRICS,
     MetricsLog,
-    logging_backends,
     scalars,
 )
+
+SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"  # sets no logging section
 
 
 def test_names_and_tags_are_unique_and_cover_metrics_jsonl():
@@ -35,16 +41,26 @@ def test_names_and_tags_are_unique_and_cover_metrics_jsonl():
     assert all(m.verl_keys for m in TRAIN_METRICS) and BY_NAME["pass_at_1"].tag == "eval/pass_at_1"
 
 
+def _backends(value=None) -> tuple[str, ...]:
+    raw = copy.deepcopy(load_config(SMOKE))
+    assert "logging" not in raw
+    if value is not None:
+        raw["logging"] = {"backends": value}
+    return parse_profile(raw, "configs/x.yaml").logging.backends
+
+
 def test_backends_default_to_tensorboard_and_are_checked():
-    assert logging_backends({}) == ("tensorboard",)
-    assert logging_backends({"logging": {"backends": ["tensorboard", "wandb"]}}) == (
-        "tensorboard",
-        "wandb",
-    )
-    with pytest.raises(ValueError, match="logging.backends"):
-        logging_backends({"logging": {"backends": ["mlflow"]}})
-    with pytest.raises(ValueError, match="logging.backends"):
-        logging_backends({"logging": {"backends": "tensorboard"}})
+    assert _backends() == DEFAULT_BACKENDS == ("tensorboard",)
+    assert _backends(["tensorboard", "wandb"]) == ("tensorboard", "wandb")
+    assert _backends([]) == ()  # metrics.jsonl only
+    for bad, message in (
+        (["mlflow"], "logging.backends.0: Input should be 'tensorboard' or 'wandb'"),
+        ("tensorboard", "logging.backends: Input should be a valid tuple"),
+        (["wandb", "wandb"], "each writer once"),
+    ):
+        with pytest.raises(ConfigError, match="configs/x.yaml: logging") as err:
+            _backends(bad)
+        assert message in str(err.value)
 
 
 def test_scalars_skip_nulls_and_unstated_fields():

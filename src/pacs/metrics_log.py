@@ -12,7 +12,7 @@ every run of a profile, tiny or paper, under one set of names:
   finalised ``metrics.jsonl`` is made from verl's logs with ``verl_keys`` and written again here under
   the stated tags (:func:`write_event_file`).
 
-``logging.backends`` in the config picks the backends: ``[tensorboard]`` (the default) or
+``logging.backends`` in the config (:class:`pacs.config.LoggingSpec`) picks the backends: ``[tensorboard]`` (the default) or
 ``[tensorboard, wandb]``. W&B reads its usual environment (``WANDB_API_KEY``, ``WANDB_MODE=offline``,
 ``WANDB_ENTITY``); the project is ``pacs-<profile>`` and the run is named like its folder.
 """
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-BACKENDS = ("tensorboard", "wandb")
-DEFAULT_BACKENDS = ("tensorboard",)  # logging.backends when a config does not set it
+from pacs.config import LoggingSpec
+
+DEFAULT_BACKENDS = LoggingSpec().backends  # logging.backends' default, stated in pacs.config
 TENSORBOARD_DIR = "tensorboard"  # the event-file folder inside a run folder
 # verl's finalised rows are written to files with this suffix, replaced as a whole on each finalise.
 ROWS_SUFFIX = ".pacs-metrics"
@@ -119,16 +120,6 @@ EVAL_METRICS: tuple[Metric, ...] = (
 )
 TRAIN_FIELDS = tuple(m.name for m in TRAIN_METRICS)  # metrics.jsonl fields after "step", in order
 BY_NAME = {m.name: m for m in TRAIN_METRICS + EVAL_METRICS}
-
-
-def logging_backends(cfg: dict[str, Any]) -> tuple[str, ...]:
-    """``logging.backends`` of a profile config (default ``DEFAULT_BACKENDS``), validated."""
-    backends = (cfg.get("logging") or {}).get("backends", list(DEFAULT_BACKENDS))
-    if not isinstance(backends, list) or not all(b in BACKENDS for b in backends):
-        raise ValueError(
-            f"logging.backends must be a list drawn from {list(BACKENDS)}, got {backends!r}"
-        )
-    return tuple(dict.fromkeys(backends))
 
 
 def scalars(row: dict[str, Any], metrics: Iterable[Metric]) -> dict[str, float]:

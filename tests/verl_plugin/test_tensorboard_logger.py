@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.config import load_config, resolve_run
+from pacs.config import Profile, load_config, load_profile, parse_profile
 from pacs.metrics_log import TENSORBOARD_DIR, TRAIN_METRICS
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 from pacs.verl_plugin.train import finalize
@@ -17,11 +17,11 @@ REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "configs" / "paper.yaml"
 
 
-def _compose_run(compose, cfg: dict, run_dir: Path):
+def _compose_run(compose, profile: Profile, run_dir: Path):
     paths = RunPaths(train_file="/d/train.parquet", val_file="/d/train.parquet", out_dir=run_dir)
     overrides = build_overrides(
-        cfg,
-        resolve_run(cfg, "grpo"),
+        profile,
+        profile.run("grpo"),
         "qwen3_4b",
         0,
         paths,
@@ -33,7 +33,7 @@ def _compose_run(compose, cfg: dict, run_dir: Path):
 
 def test_verl_requests_tensorboard_beside_metrics_jsonl(compose, tmp_path):
     run_dir = tmp_path / "train" / "qwen3_4b" / "grpo" / "seed0"
-    c = _compose_run(compose, load_config(PAPER), run_dir)
+    c = _compose_run(compose, load_profile(PAPER), run_dir)
     assert list(c.trainer.logger) == ["console", "file", "tensorboard"]
     env = c.ray_kwargs.ray_init.runtime_env.env_vars
     # verl's _TensorboardAdapter reads TENSORBOARD_DIR in the trainer process (a Ray actor).
@@ -46,7 +46,7 @@ def test_verl_requests_tensorboard_beside_metrics_jsonl(compose, tmp_path):
 def test_wandb_is_added_when_the_config_asks(compose, tmp_path):
     cfg = copy.deepcopy(load_config(PAPER))
     cfg["logging"] = {"backends": ["tensorboard", "wandb"]}
-    c = _compose_run(compose, cfg, tmp_path / "run")
+    c = _compose_run(compose, parse_profile(cfg, str(PAPER)), tmp_path / "run")
     assert list(c.trainer.logger) == ["console", "file", "tensorboard", "wandb"]
 
 

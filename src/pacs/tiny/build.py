@@ -16,6 +16,7 @@ writes ``DIR`` with ``save_pretrained`` (model + tokenizer) so ``AutoTokenizer``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -27,7 +28,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-from pacs.config import load_config
+from pacs.config import ConfigError, load_profile
 from pacs.progress import quiet_transformers
 from pacs.tiny.common import read_jsonl
 
@@ -130,8 +131,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
     args = parser.parse_args(argv)
 
-    build_cfg = dict(load_config(args.config)["models"][args.model]["build"])
-    vocab_size = build_cfg.pop("vocab_size", 384)
+    try:
+        build_cfg = dataclasses.asdict(load_profile(args.config).models[args.model].build)
+    except ConfigError as err:
+        raise SystemExit(f"error: {err}") from err
+    vocab_size = build_cfg.pop("vocab_size")
     tokenizer = build_tokenizer(
         corpus_from_rows(read_jsonl(Path(args.data_dir) / "sft.jsonl")), vocab_size
     )

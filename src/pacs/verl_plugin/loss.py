@@ -27,32 +27,36 @@ import torch
 from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
-from pacs.core_algos import SCORE_METHODS, pacs_loss
+from pacs.core_algos import pacs_loss
+from pacs.methods import PacsSpec
 
 LOSS_NAME = "pacs"
+_DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 
 
 @dataclass
 class PACSPolicyLossConfig(PolicyLossConfig):
-    """verl's ``PolicyLossConfig`` plus the PACS knobs.
+    """verl's ``PolicyLossConfig`` plus the loss's PACS knobs, defaults from
+    :class:`pacs.methods.PacsSpec` and validated by it (:meth:`spec`).
 
-    beta: β of the reward proxy (eq. 7); score: rloo | grpo | drgrpo (App. D.3);
-    use_weight: class-balanced weights (§3.5) — must agree with ``algorithm.pacs.use_weight``,
-    which decides what the driver packs into the advantages.
+    ``use_weight`` must agree with ``algorithm.pacs.use_weight``, which decides what the driver
+    packs into the advantages.
     """
 
     loss_mode: str = LOSS_NAME
-    beta: float = 1.0
-    score: str = "rloo"
-    use_weight: bool = True
+    beta: float = _DEFAULTS.beta
+    score: str = _DEFAULTS.score
+    use_weight: bool = _DEFAULTS.use_weight
 
     def __post_init__(self):
-        if self.score not in SCORE_METHODS:
-            raise ValueError(
-                f"policy_loss.score must be one of {SCORE_METHODS}, got {self.score!r}"
-            )
-        if not self.beta > 0:
-            raise ValueError(f"policy_loss.beta must be > 0, got {self.beta!r}")
+        try:
+            self.spec()
+        except ValueError as err:  # pydantic's ValidationError is a ValueError
+            raise ValueError(f"actor_rollout_ref.actor.policy_loss: {err}") from err
+
+    def spec(self) -> PacsSpec:
+        """The loss's knobs as the typed spec (an int β from Hydra becomes a float there)."""
+        return PacsSpec(beta=self.beta, score=self.score, use_weight=self.use_weight)
 
 
 def decode_signed_weights(
@@ -78,14 +82,15 @@ def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
     return ((n_pos > 0) & (n_pos < group_size)).float().mean().item()
 
 
-def _pacs_settings(config: Any) -> tuple[float, str, bool]:
+def loss_spec(config: Any) -> PacsSpec:
+    """The PACS spec of the actor config's ``policy_loss`` (verl hands the dataclass)."""
     policy_loss = config.policy_loss
-    get = (
-        policy_loss.get
-        if hasattr(policy_loss, "get")
-        else lambda k, d=None: getattr(policy_loss, k, d)
-    )
-    return float(get("beta", 1.0)), str(get("score", "rloo")), bool(get("use_weight", True))
+    if not isinstance(policy_loss, PACSPolicyLossConfig):
+        raise TypeError(
+            f"pacs loss needs actor.policy_loss of type {PACSPolicyLossConfig.__name__}, got "
+            f"{type(policy_loss).__name__}: set actor_rollout_ref.actor.policy_loss._target_"
+        )
+    return policy_loss.spec()
 
 
 def _global_normaliser(config: Any, local_batch: int) -> tuple[float, int]:
@@ -128,10 +133,10 @@ def compute_policy_loss_pacs(
             f"pacs loss got a micro-batch of {batch} responses, not a whole number of groups of "
             f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
         )
-    beta, score, use_weight = _pacs_settings(config)
+    spec = loss_spec(config)
     mask = response_mask.bool()
     labels, weights = decode_signed_weights(advantages, mask)
-    if not use_weight and not torch.allclose(weights, torch.ones_like(weights)):
+    if not spec.use_weight and not torch.allclose(weights, torch.ones_like(weights)):
         raise ValueError(
             "policy_loss.use_weight=False but the advantages carry class weights: set "
             "algorithm.pacs.use_weight=False as well"
@@ -142,8 +147,8 @@ def compute_policy_loss_pacs(
         mask,
         labels,
         group_size,
-        beta=beta,
-        score=score,
+        beta=spec.beta,
+        score=spec.score,
         use_weight=True,
         weights=weights,
         reduction="sum",

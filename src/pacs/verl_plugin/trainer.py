@@ -33,7 +33,7 @@ from pacs.verl_plugin.balance import (
     group_balanced_order,
     select_complete_groups,
 )
-from pacs.verl_plugin.reference import ReferenceSettings, reset_due
+from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
 logger = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ class PACSTrainerSync(PPOTrainerSync):
         super().__init__(config)
         self.group_size = int(config.actor_rollout_ref.rollout.n)
         self.min_group_fraction = min_group_fraction(config.algorithm)
-        self.ref_settings = ReferenceSettings.from_algorithm_config(config.algorithm)
-        if self.ref_settings.needs_ref_model:
+        self.ref_settings = schedule_from_algorithm_config(config.algorithm)
+        if self.ref_settings.needs_model:
             self.use_reference_policy = True
         self._steps_in_this_process = 0
 
@@ -134,7 +134,7 @@ class PACSTrainerSync(PPOTrainerSync):
     def _init_resource_pool_mgr(self):
         super()._init_resource_pool_mgr()
         worker_cls = ray.remote(PACSActorRolloutRefWorker)
-        if self.ref_settings.needs_ref_model and Role.ActorRollout in self.role_worker_mapping:
+        if self.ref_settings.needs_model and Role.ActorRollout in self.role_worker_mapping:
             # verl builds the ref only for a KL term; PACS periodic/fixed needs it without one.
             self.role_worker_mapping.pop(Role.ActorRollout)
             self.mapping[Role.ActorRolloutRef] = self.mapping.pop(Role.ActorRollout)
@@ -205,7 +205,7 @@ class PACSTrainerSync(PPOTrainerSync):
 
     def _compute_ref_log_prob(self, batch, metrics):
         batch = super()._compute_ref_log_prob(batch, metrics)
-        if self.ref_settings.needs_ref_model:
+        if self.ref_settings.needs_model:
             # The pacs loss reads its reference from old_log_probs (verl passes it no ref_log_prob).
             data = tq.kv_batch_get(
                 keys=batch.keys, partition_id=batch.partition_id, select_fields=["ref_log_prob"]
@@ -224,7 +224,7 @@ class PACSTrainerSync(PPOTrainerSync):
         self._steps_in_this_process += 1
         if self.ref_settings.mode != "periodic":
             return
-        if reset_due(self.ref_settings, self.global_steps):
+        if self.ref_settings.reset_due(self.global_steps):
             self._reset_reference(reset_optimizer=True)
         elif resumed_start:
             # The reference weights are not checkpointed; after a resume the closest available
@@ -232,7 +232,7 @@ class PACSTrainerSync(PPOTrainerSync):
             logger.warning(
                 "resumed at step %d inside a reference period (K=%d): reference set to the resumed actor",
                 self.global_steps,
-                self.ref_settings.reset_every,
+                self.ref_settings.every,
             )
             self._reset_reference(reset_optimizer=False)
 
