@@ -15,6 +15,7 @@ those of :mod:`pacs.metrics_log`.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import dataclass
@@ -23,10 +24,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from pacs.config import METHODS
+from pacs.config import Profile as Spec
+from pacs.config import load_config, parse_profile
 from pacs.evaluation.io import iter_jsonl
+from pacs.methods import METHOD_NAMES
 from pacs.metrics_log import BY_NAME
 from pacs.report.context import BASE_RUN, ReportContext
 from pacs.report.figures import PASSK_PAPER_TABLES
@@ -36,6 +38,8 @@ from pacs.report.style import benchmark_label, new_figure, run_palette
 from pacs.report.tables import T1_TABLES
 
 REPO = Path(__file__).resolve().parents[2]
+# What an inferred config (a tree with no config of its own) takes its non-run sections from.
+TEMPLATE_CONFIG = REPO / "configs" / "default.yaml"
 SMOOTHING = 0.8  # TensorBoard's slider: weight of the running average (0 = raw values)
 TRAINING_PANELS = ("reward_mean", "entropy", "response_len", "grad_norm")
 FAMILY_TITLES = {
@@ -43,6 +47,7 @@ FAMILY_TITLES = {
     "weight": "class weights (PACS ablation)",
     "score": "score function (PACS ablation)",
     "beta": "β (PACS ablation)",
+    "ref": "reference schedule (PACS ablation)",
 }
 RAW_ALPHA, BAND_ALPHA = 0.25, 0.12
 
@@ -78,36 +83,41 @@ def open_profile(root: str | Path) -> Profile:
     """Load ``root`` (a ``results/<profile>`` folder) with the config that made it."""
     root = Path(root)
     results = load_results(root)
-    cfg, source = find_config(root, results)
-    ctx = ReportContext(cfg, results, load_paper_numbers(), config_path=source, results_path=root)
+    spec, source = find_config(root, results)
+    ctx = ReportContext(spec, results, load_paper_numbers(), config_path=source, results_path=root)
     return Profile(root, ctx, source)
 
 
-def find_config(root: Path, results) -> tuple[dict[str, Any], str]:
+def find_config(root: Path, results) -> tuple[Spec, str]:
     """The pipeline's copy ``root/config.yaml``, else the ``configs/*.yaml`` of that profile, else a
     config inferred from the run names found (fabricated or copied trees)."""
     candidates = [root / "config.yaml", *sorted((REPO / "configs").glob("*.yaml"))]
     for path in candidates:
         if path.is_file():
-            cfg = yaml.safe_load(path.read_text()) or {}
-            if cfg.get("profile") == root.name and cfg.get("runs"):
-                return cfg, str(path)
-    return inferred_config(root.name, results), "inferred from the run folders"
+            raw = load_config(path)
+            if raw.get("profile") == root.name and raw.get("runs"):
+                return parse_profile(raw, str(path)), str(path)
+    source = "inferred from the run folders"
+    return parse_profile(inferred_config(root.name, results), source), source
 
 
 def inferred_config(profile: str, results) -> dict[str, Any]:
-    """A config naming every run found: method from the name's prefix, ablation from its suffix."""
-    names = sorted(
-        (set(results.passk.run) | set(results.metrics.run) | set(results.curves.run)) - {BASE_RUN}
-    )
+    """A config naming every run found (method from the name's prefix, ablation from its suffix)
+    and every model found, its other sections those of :data:`TEMPLATE_CONFIG`."""
+    tables = (results.passk, results.metrics, results.curves)
+    names = sorted(set().union(*(set(t.get("run", [])) for t in tables)) - {BASE_RUN})
     runs = {}
     for name in names:
-        method = next((m for m in METHODS if name == m or name.startswith(f"{m}_")), None)
+        method = next((m for m in METHOD_NAMES if name == m or name.startswith(f"{m}_")), None)
         if method is None:
             continue
-        ablation = next((key for key in ("weight", "score", "beta") if key in name), "main")
+        ablation = next((k for k in ("weight", "score", "beta", "ref") if k in name), "main")
         runs[name] = {"method": method, "ablation": ablation, "label": name}
-    return {"profile": profile, "runs": runs, "models": {}}
+    cfg = copy.deepcopy(load_config(TEMPLATE_CONFIG))
+    model = next(iter(cfg["models"].values()))
+    models = sorted(set().union(*(set(t.get("model", [])) for t in tables)))
+    cfg["models"] = {m: copy.deepcopy(model) for m in models} or cfg["models"]
+    return {**cfg, "profile": profile, "runs": runs}
 
 
 def families(profile: Profile, runs_with_data: set[str]) -> list[tuple[str, list[str]]]:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pacs.config import parse_profile
 from pacs.explore import compare, inferred_config, last_box, seed_curves, smooth
 from pacs.explore_browser import ALL_PROBLEMS, highlight_boxes, render_page, select
 
@@ -113,10 +114,13 @@ def test_inferred_config_names_methods_and_ablations():
         metrics = pd.DataFrame({"run": ["pacs_score_grpo"]})
         curves = pd.DataFrame({"run": []})
 
-    runs = inferred_config("x", R)["runs"]
+    cfg = inferred_config("x", R)
+    runs = cfg["runs"]
     assert runs["pacs"] == {"method": "pacs", "ablation": "main", "label": "pacs"}
     assert (
         runs["pacs_beta2"]["ablation"] == "beta" and runs["pacs_noweight"]["ablation"] == "weight"
     )
     assert runs["pacs_score_grpo"]["ablation"] == "score" and runs["ppo"]["method"] == "ppo"
     assert "odd" not in runs and "base" not in runs
+    spec = parse_profile(cfg, "inferred")  # a valid profile: the template's other sections
+    assert spec.profile == "x" and spec.runs["pacs_noweight"].method.name == "pacs"
