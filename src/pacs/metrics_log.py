@@ -135,8 +135,10 @@ def scalars(row: dict[str, Any], metrics: Iterable[Metric]) -> dict[str, float]:
 class MetricsLog:
     """Sends metric rows to the chosen backends for one run folder; use as a context manager.
 
-    ``resume_step``: the step the run (re)starts from; TensorBoard drops events of later steps
-    that a crashed attempt wrote after its last checkpoint (those steps are redone).
+    Each attempt starts ``tensorboard/`` afresh and the caller logs the rows it resumes with first
+    (:meth:`replay`): a crashed attempt's events past its last checkpoint (steps that are redone)
+    are gone, without relying on TensorBoard's purge, which needs the attempts' files to sort in
+    time order (same-second files of one process do not: their counter is not zero-padded).
     """
 
     def __init__(
@@ -147,16 +149,16 @@ class MetricsLog:
         project: str = "pacs",
         run_name: str | None = None,
         config: dict[str, Any] | None = None,
-        resume_step: int = 0,
     ):
         self.run_dir = Path(run_dir)
         self.tensorboard = self.wandb = None
         if "tensorboard" in backends:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.tensorboard = SummaryWriter(
-                str(self.run_dir / TENSORBOARD_DIR), purge_step=resume_step + 1
-            )
+            folder = self.run_dir / TENSORBOARD_DIR
+            for old in folder.glob("events.out.tfevents.*"):
+                old.unlink()
+            self.tensorboard = SummaryWriter(str(folder))
         if "wandb" in backends:
             self.wandb = start_wandb(self.run_dir, project, run_name or self.run_dir.name, config)
 
@@ -169,6 +171,13 @@ class MetricsLog:
             self.tensorboard.flush()  # a live `tensorboard` sees every step as it is written
         if self.wandb is not None and values:
             self.wandb.log(values, step=int(row["step"]), commit=True)  # a row is a whole step
+
+    def replay(self, rows: Iterable[dict[str, Any]], points: Iterable[dict[str, Any]]) -> None:
+        """Log the ``metrics.jsonl`` rows and ``eval_curve.jsonl`` points a resumed run kept."""
+        for row in rows:
+            self.log(row)
+        for point in points:
+            self.log(point, EVAL_METRICS)
 
     def close(self) -> None:
         if self.tensorboard is not None:

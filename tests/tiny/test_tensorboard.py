@@ -37,7 +37,7 @@ def test_event_files_carry_the_stated_names_and_values(config_file, train_args, 
 
 def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
     """Crash after step 3 with the last checkpoint at step 2: step 3 is redone, and TensorBoard
-    shows the redone value only (the writer purges events past the checkpoint)."""
+    shows the redone value only (the folder is written again from the checkpoint's rows)."""
     out = tmp_path / "run"
     config = config_file(steps=4, save_every=2, eval_every=0)
     main(train_args(config, out, "grpo", 0, "--stop-after", 3))
@@ -49,3 +49,26 @@ def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
         [r["loss"] for r in rows], rel=1e-6
     )
     assert "pacs/psi_mean" not in logged  # GRPO has no PACS statistics
+
+
+def test_a_resume_within_the_same_second_still_shows_each_step_once(
+    config_file, train_args, tmp_path, monkeypatch
+):
+    """TensorBoard reads a folder's event files in name order; two attempts in the same second of
+    one process differ only by an unpadded counter (9 then 10 sorts 10 first). The resumed run's
+    folder must not depend on that order."""
+    from tensorboard.summary.writer import event_file_writer
+
+    monkeypatch.setattr(event_file_writer, "_global_uid", event_file_writer.AtomicCounter(9))
+    monkeypatch.setattr(event_file_writer.time, "time", lambda: 1_700_000_000.0)
+    out = tmp_path / "run"
+    config = config_file(steps=4, save_every=2, eval_every=0)
+    main(train_args(config, out, "grpo", 0, "--stop-after", 3))
+    main(train_args(config, out, "grpo"))
+    logged = _scalars(out)
+    rows = _rows(out / "metrics.jsonl")
+    assert [s for s, _ in logged["train/loss"]] == [1, 2, 3, 4]
+    assert [v for _, v in logged["train/loss"]] == pytest.approx(
+        [r["loss"] for r in rows], rel=1e-6
+    )
+    assert [s for s, _ in logged["eval/pass_at_1"]] == [0, 4]

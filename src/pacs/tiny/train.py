@@ -768,10 +768,8 @@ def train(
         raise StepsBehindCheckpoint(out / CHECKPOINT_NAME, state.step, settings.steps)
     (out / "summary.json").unlink(missing_ok=True)  # a summary means finished; we are not, yet
     start = time.time()
-    log_to = MetricsLog(
-        out, backends, project=project, config=settings.as_dict(), resume_step=state.step
-    )
-    with log_to as log:
+    with MetricsLog(out, backends, project=project, config=settings.as_dict()) as log:
+        log.replay(state.history, state.eval_curve)  # what a resumed run kept, written again
         rows = (train_rows, eval_rows)
         loop = RunLoop(state, settings, tokenizer, *rows, out, run_fp, reward_fn, log)
         if not state.eval_curve:
