@@ -8,7 +8,7 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight science
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight science notebook tensorboard
 
 setup: $(VENV)/.installed
 
@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e '.[test,slurm]'
+	$(BIN)/python -m pip install -e '.[test,slurm,notebook]'
 	touch $@
 
 ## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
@@ -39,6 +39,18 @@ smoke: setup
 ## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
 science: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
+
+## Explore one profile's results: JupyterLab on notebooks/explore_results.ipynb (and TensorBoard).
+##   make notebook                          # results/tiny
+##   make notebook PACS_RESULTS=results/smoke
+PACS_RESULTS ?= results/tiny
+notebook: setup
+	PACS_RESULTS=$(abspath $(PACS_RESULTS)) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/explore_results.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)  # Jupyter refuses root (containers) unless told
+
+## Every training run of the profile, tiny or paper, in TensorBoard (http://localhost:6006).
+tensorboard: setup
+	$(BIN)/tensorboard --logdir $(PACS_RESULTS) --host 127.0.0.1
 
 lint: setup
 	$(BIN)/snakemake --lint

@@ -60,6 +60,7 @@ VARLEN_ATTN = ("flash_attention_2", "flash_attention_3")  # what use_remove_padd
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 BASE_RUN = "base"  # the model before RL, evaluated as run "base", seed 0
 ABLATIONS = ("main", "beta", "score", "weight", "ref")
+LOGGING_BACKENDS = ("tensorboard", "wandb")  # writers in pacs.metrics_log
 Name = Annotated[Str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
@@ -454,6 +455,24 @@ class ClaimsSpec:
     """Curves of C3/C4: each seed's rolling-mean window, in steps (ours)."""
 
 
+@spec
+class LoggingSpec:
+    """Where every training run logs its metrics besides ``metrics.jsonl`` (ours, not the paper's;
+    the metric names are stated in :mod:`pacs.metrics_log`)."""
+
+    backends: tuple[Literal[LOGGING_BACKENDS], ...] = ("tensorboard",)
+    """Metric writers of both engines: ``tensorboard`` (event files in ``<run>/tensorboard/``,
+    ``tensorboard --logdir results/<profile>``) and/or ``wandb`` (Weights & Biases, project
+    ``pacs-<profile>``; ``WANDB_MODE=offline`` works without a login). verl also gets them in
+    ``trainer.logger``. Default: TensorBoard only (no account needed)."""
+
+    @model_validator(mode="after")
+    def _unique(self):
+        if len(set(self.backends)) != len(self.backends):
+            raise ValueError(f"backends: each writer once, got {list(self.backends)}")
+        return self
+
+
 # ============================================================================== runs
 
 
@@ -516,6 +535,8 @@ class Profile:
     """verl engine settings (unused by the tiny engine)."""
     claims: ClaimsSpec | None = None
     """The claims table of the paper's claims C1-C7 (docs/design.md §10); null or absent: none."""
+    logging: LoggingSpec = LoggingSpec()
+    """Metric writers of both engines (TensorBoard, W&B)."""
 
     @model_validator(mode="after")
     def _engine_requirements(self):

@@ -136,7 +136,9 @@ class HFBackend:
         enable_thinking: bool | None = None,
     ):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
+
+        from pacs.progress import load_causal_lm
 
         self.torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -146,7 +148,7 @@ class HFBackend:
         if self.tok.pad_token is None:
             self.tok.pad_token = self.tok.eos_token
         self.model = (
-            AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(self.device).eval()
+            load_causal_lm(model_dir, dtype=dtype).to(self.device).eval()
         )
         self.eos_ids = self._eos_ids()
         self.batch_size = batch_size

@@ -29,6 +29,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from pacs.config import ConfigError, load_profile
+from pacs.progress import quiet_transformers
 from pacs.tiny.common import read_jsonl
 
 EOS_TOKEN = "<|im_end|>"
@@ -154,7 +155,8 @@ def save_pretrained(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the published folder should be readable
     try:
-        model.save_pretrained(tmp)
+        with quiet_transformers():
+            model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         for name, obj in (extra_json or {}).items():
             (tmp / name).write_text(json.dumps(obj, indent=2) + "\n")

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import torch
 from tqdm import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
+from pacs.progress import load_causal_lm
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import encode_prompts, eval_pass_at_1, read_jsonl, sft_batch, sft_loss
 
@@ -99,7 +100,7 @@ def run_sft(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     losses = []
-    bar = tqdm(batch_indices(len(rows), batch_size, steps, seed), desc="sft", unit="step")
+    bar = tqdm(batch_indices(len(rows), batch_size, steps, seed), desc="SFT warm-up", unit="step")
     for step, idx in enumerate(bar, start=1):
         ids, mask, loss_mask = sft_batch(
             tokenizer, [prompt_ids[i] for i in idx], [rows[i]["solution"] for i in idx]
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     steps = args.steps if args.steps is not None else sft_cfg.steps
     held_out = HeldOut.from_profile(profile)
     tokenizer = AutoTokenizer.from_pretrained(args.init)
-    model = AutoModelForCausalLM.from_pretrained(args.init, dtype=torch.float32)
+    model = load_causal_lm(args.init, dtype=torch.float32)
     rows, eval_rows = read_jsonl(args.data), read_jsonl(args.eval_data)
     curve = []
 

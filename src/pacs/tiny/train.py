@@ -61,7 +61,7 @@ import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from pacs import core_algos
 from pacs.config import ConfigError, Profile, RunSpec, load_profile
@@ -77,6 +77,8 @@ from pacs.fingerprint import (
 )
 from pacs.io import atomic_path, write_json, write_jsonl
 from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_dict
+from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, TENSORBOARD_DIR, MetricsLog
+from pacs.progress import load_causal_lm
 from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import (
@@ -94,7 +96,9 @@ CHECKPOINT_NAME = "checkpoint.pt"
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
 # Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
 RESUMABLE_SETTINGS = ("steps", "save_every")
-RUN_OUTPUTS = (CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json")
+RUN_OUTPUTS = (
+    CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json", TENSORBOARD_DIR
+)
 
 
 class CheckpointError(RuntimeError):
@@ -193,7 +197,7 @@ class Critic(nn.Module):
 
     def __init__(self, policy_dir: str | Path):
         super().__init__()
-        self.backbone = AutoModelForCausalLM.from_pretrained(policy_dir, dtype=torch.float32).model
+        self.backbone = load_causal_lm(policy_dir, dtype=torch.float32).model
         self.value_head = nn.Linear(self.backbone.config.hidden_size, 1)
         # Zero head: values start at 0 instead of at random, so early advantages are the rewards.
         nn.init.zeros_(self.value_head.weight)
@@ -270,7 +274,7 @@ def init_state(settings: Settings, base: str | Path, n_train: int, seed: int) ->
     torch.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
-    policy = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    policy = load_causal_lm(base, dtype=torch.float32)
     policy.train()
     state = State(
         policy, make_optimizer(policy, settings.lr, settings), PromptSampler(n_train, seed)
@@ -757,6 +761,8 @@ def train(
     stop_after: int | None = None,
     reward_fn: RewardFn = grade_scores,
     on_mismatch: str = "refuse",
+    backends: Sequence[str] = DEFAULT_BACKENDS,
+    project: str = "pacs",
 ) -> State:
     """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
     the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
@@ -776,12 +782,14 @@ def train(
         raise StepsBehindCheckpoint(out / CHECKPOINT_NAME, state.step, settings.steps)
     (out / "summary.json").unlink(missing_ok=True)  # a summary means finished; we are not, yet
     start = time.time()
-    if not state.eval_curve:
-        state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
-        write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
-    loop = RunLoop(state, settings, tokenizer, train_rows, eval_rows, out, run_fp, reward_fn)
-    if not loop.run(f"{settings.run.name} s{seed}", stop_after):
-        return state
+    with MetricsLog(out, backends, project=project, config=settings.as_dict()) as log:
+        log.replay(state.history, state.eval_curve)  # what a resumed run kept, written again
+        rows = (train_rows, eval_rows)
+        loop = RunLoop(state, settings, tokenizer, *rows, out, run_fp, reward_fn, log)
+        if not state.eval_curve:
+            loop.record_eval()
+        if not loop.run(f"{settings.run.name} seed {seed}: RL steps", stop_after):
+            return state
     save_pretrained(state.policy, tokenizer, out / "model")
     summary = summarize(state, settings, seed, time.time() - start, resumed)
     summary["fingerprint"] = run_fp["sha256"]
@@ -801,6 +809,7 @@ class RunLoop:
     out: Path
     run_fp: dict
     reward_fn: RewardFn
+    log: MetricsLog
 
     def run(self, desc: str, stop_after: int | None) -> bool:
         """Train up to ``settings.steps``; False when ``stop_after`` cut it short."""
@@ -820,15 +829,24 @@ class RunLoop:
         return True
 
     def record(self, row: dict) -> None:
-        """Log the step's row; evaluate and checkpoint when due."""
+        """Log the step's row (``metrics.jsonl``, rewritten whole, and the :class:`MetricsLog`);
+        evaluate and checkpoint when due."""
         state, settings, out = self.state, self.settings, self.out
         state.history.append(row)
         write_jsonl(out / "metrics.jsonl", state.history)
+        self.log.log(row)
         if settings.is_eval_step(state.step):
-            state.eval_curve.append(evaluate(state, settings, self.tokenizer, self.eval_rows))
-            write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
+            self.record_eval()
         if state.step % settings.save_every == 0 or state.step == settings.steps:
             save_checkpoint(state, out, self.run_fp)
+
+    def record_eval(self) -> None:
+        """Add a held-out pass@1 point to ``eval_curve.jsonl`` and the :class:`MetricsLog`."""
+        state = self.state
+        point = evaluate(state, self.settings, self.tokenizer, self.eval_rows)
+        state.eval_curve.append(point)
+        write_jsonl(self.out / "eval_curve.jsonl", state.eval_curve)
+        self.log.log(point, EVAL_METRICS)
 
 
 def summarize(state: State, settings: Settings, seed: int, wall: float, resumed: bool) -> dict:
@@ -880,7 +898,8 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     try:
-        settings = Settings.from_profile(load_profile(args.config), args.method, args.steps)
+        profile = load_profile(args.config)
+        settings = Settings.from_profile(profile, args.method, args.steps)
         state = train(
             settings,
             args.seed,
@@ -890,6 +909,8 @@ def main(argv: list[str] | None = None) -> None:
             args.out,
             stop_after=args.stop_after,
             on_mismatch=args.on_mismatch,
+            backends=profile.logging.backends,
+            project=f"pacs-{profile.profile}",
         )
     except (ConfigError, FingerprintMismatch, CheckpointError) as err:
         raise SystemExit(f"error: {err}") from err

@@ -19,6 +19,8 @@ from typing import Any
 
 from pacs.config import Profile, RunSpec
 from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec
+from pacs.metrics_log import TENSORBOARD_DIR
+from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
 
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
@@ -44,6 +46,11 @@ class RunPaths:
     def log_dir(self) -> Path:
         return self.out_dir / "verl_logs"
 
+    @property
+    def tensorboard_dir(self) -> Path:
+        """verl's tensorboard logger writes here, beside metrics.jsonl (pacs.metrics_log)."""
+        return self.out_dir / TENSORBOARD_DIR
+
 
 @dataclass(frozen=True)
 class ClusterShape:
@@ -63,7 +70,9 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text):
+    # A string Hydra would read as a number, bool or null ("1" for an env var) stays quoted.
+    typed = re.fullmatch(r"[-+0-9.e]+|true|false|null", text, flags=re.IGNORECASE)
+    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text) and not typed:
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -155,7 +164,7 @@ def _trainer(p: Profile, model_key: str, paths: RunPaths, cluster: ClusterShape,
         "trainer.total_training_steps": p.models[model_key].steps,
         "trainer.total_epochs": TOTAL_EPOCHS,
         "trainer.project_name": f"pacs-{p.profile}",
-        "trainer.logger": list(v.logger),
+        **_logging(p, paths),
         "trainer.nnodes": cluster.nnodes,
         "trainer.n_gpus_per_node": cluster.gpus_per_node,
         "trainer.save_freq": p.train.save_every,
@@ -172,6 +181,17 @@ def _trainer(p: Profile, model_key: str, paths: RunPaths, cluster: ClusterShape,
     if cluster.ray_address:
         items["+ray_kwargs.ray_init.address"] = cluster.ray_address
     return items
+
+
+def _logging(p: Profile, paths: RunPaths) -> dict:
+    """verl's loggers (``verl.logger`` plus ``logging.backends``), its tensorboard logger's folder
+    beside metrics.jsonl (read by the trainer, a Ray actor) and no weight-loading bars in workers."""
+    env = "+ray_kwargs.ray_init.runtime_env.env_vars."
+    return {
+        "trainer.logger": list(dict.fromkeys([*p.verl.logger, *p.logging.backends])),
+        f"{env}TENSORBOARD_DIR": str(paths.tensorboard_dir),
+        **{f"{env}{key}": value for key, value in NO_BARS_ENV.items()},
+    }
 
 
 # ------------------------------------------------------------------------------ the methods

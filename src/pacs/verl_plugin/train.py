@@ -273,10 +273,13 @@ def supervise(cmd: list[str], env: dict[str, str], cluster=None) -> int:
 
 def finalize(out_dir: Path, paths: RunPaths, summary: dict, merge: bool = True) -> None:
     """metrics.jsonl, model/ (HF) and summary.json (last: its presence means the run finished)."""
+    from pacs.metrics_log import write_event_file
     from pacs.verl_plugin.logs import convert, step_wall_times
     from pacs.verl_plugin.merge import merge_checkpoint
 
     summary["metrics_rows"] = convert(paths.log_dir, out_dir / "metrics.jsonl")
+    if paths.tensorboard_dir.is_dir():  # verl's tensorboard logger ran: add the stated names
+        write_event_file(out_dir / "metrics.jsonl")
     for step, seconds in step_wall_times(out_dir / "metrics.jsonl"):
         logger.info("step %d: %s s wall time", step, "?" if seconds is None else f"{seconds:.1f}")
     if merge:
