@@ -37,7 +37,7 @@ from pacs.verl_plugin.devices import DEVICES, device_env, device_overrides, reso
 from pacs.verl_plugin.logs import next_attempt_path
 from pacs.verl_plugin.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
 from pacs.verl_plugin.resume import must_restart, run_fingerprint, set_aside, write_fingerprint
-from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation
+from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 
 logger = logging.getLogger("pacs.verl_plugin.train")
 
@@ -296,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     alloc = read_allocation()
     shape = cluster_shape(args, cfg["models"].get(model, {}), alloc)
     cluster = (
-        RayCluster(alloc, port=args.ray_port) if alloc is not None and alloc.nnodes > 1 else None
+        RayCluster(alloc, out_dir, port=args.ray_port)
+        if alloc is not None and alloc.nnodes > 1
+        else None
     )
     if cluster is not None:
         shape = ClusterShape(shape.nnodes, shape.gpus_per_node, ray_address=cluster.address)
@@ -304,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     overrides = (
         build_overrides(cfg, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
-        + device_overrides(device, shape.nnodes * shape.gpus_per_node)
+        + device_overrides(device, shape.nnodes * shape.gpus_per_node, shape.ray_address)
         + list(args.extra)
     )
     cmd = verl_command(overrides, out_dir)
@@ -343,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     started = time.time()
-    code = supervise(cmd, {**child_env(log_path), **device_env(device)}, cluster)
+    env = verl_env({**child_env(log_path), **device_env(device)}, shape.ray_address is not None)
+    code = supervise(cmd, env, cluster)
     if code != 0:
         logger.error(
             "verl stopped with code %d; rerun the same command to resume from the last checkpoint",
