@@ -40,7 +40,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     return parser.parse_args(argv[:split]), argv[split + 1 :]
 
 
-def stop_tree(root: psutil.Process, grace_s: float = GRACE_S) -> None:
+def stop_tree(root: psutil.Process, grace_s: float | None = None) -> None:
     """SIGTERM to ``root`` and all its descendants at once (as ``ray stop`` does to the processes
     it finds), SIGKILL to those still alive after ``grace_s``."""
     try:
@@ -52,7 +52,7 @@ def stop_tree(root: psutil.Process, grace_s: float = GRACE_S) -> None:
             proc.terminate()
         except psutil.NoSuchProcess:
             pass
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
+    _, alive = psutil.wait_procs(procs, timeout=GRACE_S if grace_s is None else grace_s)
     for proc in alive:
         try:
             proc.kill()
@@ -69,14 +69,21 @@ def head_port(ray_args: list[str]) -> str | None:
     return ports[0] if ports else "6379"
 
 
-def drop_address_file(port: str | None, since: float, path: Path = ADDRESS_FILE) -> None:
+def drop_address_file(port: str | None, since: float, path: Path | None = None) -> None:
     """Remove Ray's "last cluster" file when our head wrote it: our port, written after we
     started (Ray may write the host's own IP there rather than --node-ip-address)."""
+    path = ADDRESS_FILE if path is None else path
     try:
         if port and path.stat().st_mtime >= since and path.read_text().strip().endswith(f":{port}"):
             path.unlink()
     except FileNotFoundError:
         pass
+
+
+def ray_command() -> list[str]:
+    """Ray's CLI of this interpreter's environment (srun's PATH may name another one)."""
+    ray = Path(sys.executable).with_name("ray")
+    return [str(ray) if ray.exists() else "ray"]
 
 
 def run_node(cmd: list[str], stop_file: Path, received: list[int]) -> int | None:
@@ -97,19 +104,23 @@ def run_node(cmd: list[str], stop_file: Path, received: list[int]) -> int | None
 def main(argv: list[str] | None = None) -> int:
     args, ray_args = parse_args(argv)
     received: list[int] = []
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
-        signal.signal(sig, lambda signum, _frame: received.append(signum))
-    ray = Path(sys.executable).with_name("ray")
+    previous = {
+        sig: signal.signal(sig, lambda signum, _frame: received.append(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1)
+    }
     started = time.time() - 1  # file times may be coarser than the clock
-    for attempt in range(1, START_ATTEMPTS + 1):
-        # Ray 2.60's raylet gives up when its agents take over 15 s to start (a busy host):
-        # `ray start` then fails and is tried again.
-        code = run_node([str(ray) if ray.exists() else "ray", *ray_args],
-                        args.stop_file, received)
-        if code in (None, 0) or received or args.stop_file.exists():
-            break
-        print(f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}",
-              file=sys.stderr, flush=True)
+    try:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            # Ray 2.60's raylet gives up when its agents take over 15 s to start (a busy
+            # host): `ray start` then fails, and is tried again.
+            code = run_node([*ray_command(), *ray_args], args.stop_file, received)
+            if code in (None, 0) or received or args.stop_file.exists():
+                break
+            print(f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}",
+                  file=sys.stderr, flush=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     drop_address_file(head_port(ray_args), started)
     return code or 0
 

@@ -340,20 +340,21 @@ class RayCluster:
         alloc: SlurmAllocation,
         run_dir: Path,
         port: int = RAY_PORT,
-        resolve: Callable[[str], str] = socket.gethostbyname,
+        resolve: Callable[[str], str] | None = None,
         popen: Callable[..., subprocess.Popen] = subprocess.Popen,
         probe: Callable[[str], RayNodes] = probe_ray_nodes,
         wait_s: float = NODE_WAIT_S,
         poll_s: float = 5.0,
         env: Mapping[str, str] | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
     ):
         self.alloc, self.port = alloc, port
         # Ray wants an IP: the head's NodeAddr, resolved (it may be a name or already an IP)
-        self.head_ip = resolve(alloc.head_address or alloc.head)
+        self.head_ip = (resolve or socket.gethostbyname)(alloc.head_address or alloc.head)
         # On the run folder, which every node sees (Snakemake needs a shared file system anyway)
         self.stop_file = Path(run_dir) / f"ray-stop-{alloc.job_id}"
         self._popen, self._probe = popen, probe
-        self.wait_s, self.poll_s = wait_s, poll_s
+        self.wait_s, self.poll_s, self.stop_grace_s = wait_s, poll_s, stop_grace_s
         self.procs: list[subprocess.Popen] = []
         self.step_env = ray_step_env(env)
 
@@ -405,14 +406,14 @@ class RayCluster:
                 return found
             time.sleep(self.poll_s)
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+    def stop(self) -> None:
         """Every node's supervisor stops its Ray processes when the stop file appears (srun
         does not pass SIGTERM on to its tasks reliably); srun steps still alive after the
         grace period are terminated, then killed."""
         if self.procs:
             self.stop_file.parent.mkdir(parents=True, exist_ok=True)
             self.stop_file.touch()
-        deadline = time.monotonic() + grace_s
+        deadline = time.monotonic() + self.stop_grace_s
         for proc in self.procs:
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
