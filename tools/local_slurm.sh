@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real SLURM cluster on this one machine, for tests: one slurmctld, two slurmd nodes (n1, n2)
-# with 16 CPUs and 8 fake H200 GPUs each, its own munged, no accounting (no slurmdbd).
+# with 96 CPUs and 8 fake H200 GPUs each, its own munged, no accounting (no slurmdbd).
 #
 #   tools/local_slurm.sh install      apt-get install slurm-wlm munge (Debian; root)
 #   tools/local_slurm.sh up DIR       start the cluster; everything it writes stays under DIR
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 NODES=(n1 n2)
-CPUS_PER_NODE=16
+CPUS_PER_NODE=96   # what the paper profile asks of a training node
 GPUS_PER_NODE=8
 MIN_JOB_AGE=600   # no slurmdbd: squeue must still list a finished job when Snakemake asks
 
@@ -131,7 +131,7 @@ cmd_up() {
 marked_pids() {  # processes whose environment carries this cluster's mark (slurmstepd)
   local dir=$1 pid
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "PACS_LOCAL_SLURM=$dir"; then
+    if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qx "PACS_LOCAL_SLURM=$dir"; then
       echo "$pid"
     fi
   done
