@@ -40,8 +40,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _job_processes(job_id: str) -> dict[int, dict[str, str]]:
-    """Processes of this SLURM job on this host (their env names the job), with their env."""
+def _job_processes(job_id: str, conf: str) -> dict[int, dict[str, str]]:
+    """Processes of this SLURM job on this host (their env names the job and its cluster's
+    SLURM_CONF: another local cluster may number its jobs alike), with their env."""
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -49,7 +50,7 @@ def _job_processes(job_id: str) -> dict[int, dict[str, str]]:
         except OSError:
             continue
         env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
-        if env.get("SLURM_JOB_ID") == job_id:
+        if env.get("SLURM_JOB_ID") == job_id and env.get("SLURM_CONF") == conf:
             found[int(pid)] = env
     return found
 
@@ -59,7 +60,7 @@ def _wait_and_watch(job_id: str, env: dict, timeout: float) -> dict[str, set[str
     ranks: dict[str, set[str]] = {}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for proc_env in _job_processes(job_id).values():
+        for proc_env in _job_processes(job_id, env["SLURM_CONF"]).values():
             if "RANK" in proc_env and "WORLD_SIZE" in proc_env and "SLURMD_NODENAME" in proc_env:
                 ranks.setdefault(proc_env["RANK"], set()).add(proc_env["SLURMD_NODENAME"])
         state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], env=env,
@@ -100,7 +101,7 @@ def two_node_run(tmp_path_factory, slurm_env):
     state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], env=slurm_env,
                            capture_output=True, text=True, check=False).stdout.strip()
     log = (root / "job.log").read_text()
-    return {"root": root, "job": job_id, "state": state, "log": log, "ranks": ranks,
+    return {"root": root, "job": job_id, "conf": slurm_env["SLURM_CONF"], "state": state, "log": log, "ranks": ranks,
             "port": port, "address_before": address_before}
 
 
@@ -126,7 +127,7 @@ def test_world_size_two_with_one_rank_on_each_node(two_node_run):
 
 
 def test_no_ray_process_or_address_is_left(two_node_run):
-    assert _job_processes(two_node_run["job"]) == {}
+    assert _job_processes(two_node_run["job"], two_node_run["conf"]) == {}
     if ADDRESS_FILE.exists():  # another cluster's file may stay; ours may not
         assert ADDRESS_FILE.read_text() == two_node_run["address_before"]
         assert not ADDRESS_FILE.read_text().strip().endswith(f":{two_node_run['port']}")

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 RAY_PORT = 6379
 NODE_WAIT_S = 300.0
 STOP_GRACE_S = 60.0
+PROBE_TIMEOUT_S = 90.0  # ray.init against a head that is not up yet can hang
 # SLURM variables a nested srun may inherit: the job's identity (the set the
 # snakemake-executor-plugin-slurm-jobstep keeps for its own srun) and where the cluster's
 # configuration is (without it srun fails on clusters that rely on SLURM_CONF).
@@ -305,17 +306,17 @@ PROBE = (
 def probe_ray_nodes(address: str) -> RayNodes:
     """The alive nodes at ``address``, asked from a separate interpreter so the launcher itself
     never joins the cluster; no node when the head does not answer yet."""
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE % address],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
-    )
     try:
+        result = subprocess.run(
+            [sys.executable, "-c", PROBE % address],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+            env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+        )
         return RayNodes(tuple(json.loads(result.stdout.strip().splitlines()[-1])))
-    except (ValueError, IndexError):
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
         return RayNodes(())
 
 
