@@ -229,6 +229,19 @@ def test_cluster_stop_signals_every_node_through_the_stop_file(tmp_path):
     assert not stop_file.exists()
 
 
+def test_ray_nodes_and_their_clients_agree_on_token_auth(tmp_path):
+    """Found on the local cluster: with ~/.ray/auth_token present and RAY_AUTH_MODE unset, Ray
+    2.60's `ray start` turns token auth on while `ray.init(address=...)` stays off and is
+    refused. The nodes' steps, the probe and verl get one explicit mode."""
+    assert slurm.with_ray_auth_mode({}, home=tmp_path)["RAY_AUTH_MODE"] == "disabled"
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("x" * 32)
+    assert slurm.with_ray_auth_mode({}, home=tmp_path)["RAY_AUTH_MODE"] == "token"
+    assert slurm.with_ray_auth_mode({"RAY_AUTH_MODE": "disabled"}, home=tmp_path)["RAY_AUTH_MODE"] == "disabled"
+    step, driver = slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=True)
+    assert step["RAY_AUTH_MODE"] == driver["RAY_AUTH_MODE"]
+
+
 # ------------------------------------------------------------------- 3. CPU device, several nodes
 
 

@@ -194,7 +194,7 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     (one node, one task) and override what we ask for. The job's identity and SLURM_CONF are kept.
     """
     env = os.environ if env is None else env
-    return without_rocr(
+    return with_ray_auth_mode(without_rocr(
         {
             key: value
             for key, value in env.items()
@@ -203,7 +203,22 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
                 or key.startswith(("SRUN_", "SBATCH_"))
             )
         }
-    )
+    ))
+
+
+def with_ray_auth_mode(env: Mapping[str, str], home: Path | None = None) -> dict[str, str]:
+    """``env`` with RAY_AUTH_MODE decided once, for our Ray nodes and every client of them alike.
+
+    Ray 2.60 turns token authentication on for ``ray start`` when ~/.ray/auth_token exists and
+    RAY_AUTH_MODE is unset, but a client connecting with ``ray.init(address=...)`` then stays
+    'disabled' and is refused (InvalidAuthToken). An explicit RAY_AUTH_MODE is kept."""
+    out = dict(env)
+    if not out.get("RAY_AUTH_MODE"):
+        token = out.get("RAY_AUTH_TOKEN") or out.get("RAY_AUTH_TOKEN_PATH") or (
+            (home or Path.home()) / ".ray" / "auth_token"
+        ).is_file()
+        out["RAY_AUTH_MODE"] = "token" if token else "disabled"
+    return out
 
 
 def verl_env(env: Mapping[str, str], multi_node: bool) -> dict[str, str]:
@@ -213,7 +228,8 @@ def verl_env(env: Mapping[str, str], multi_node: bool) -> dict[str, str]:
     out = without_rocr(env)
     if not multi_node:
         out["RAY_ADDRESS"] = "local"
-    return out
+        return out
+    return with_ray_auth_mode(out)
 
 
 # ---------------------------------------------------------------------------- Ray steps
@@ -313,7 +329,7 @@ def probe_ray_nodes(address: str) -> RayNodes:
             text=True,
             timeout=PROBE_TIMEOUT_S,
             check=False,
-            env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+            env=with_ray_auth_mode({k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}),
         )
         return RayNodes(tuple(json.loads(result.stdout.strip().splitlines()[-1])))
     except (subprocess.TimeoutExpired, ValueError, IndexError):
@@ -375,7 +391,8 @@ class RayCluster:
             # host a raylet that waits too long for its agents gives up.
             head, *workers = self.commands()
             self._start(head)
-            self._wait_for_nodes(1)
+            if self._wait_for_nodes(1).count < 1:
+                raise TimeoutError(f"the Ray head at {self.address} did not answer in {self.wait_s:.0f} s")
             for cmd in workers:
                 self._start(cmd)
             check_ray_nodes(self._wait_for_nodes(self.alloc.nnodes), self.alloc)
