@@ -18,6 +18,20 @@ SCRIPT = REPO / "tools" / "local_slurm.sh"
 BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "squeue")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slurm: runs jobs on a real local SLURM cluster (root; installs slurm-wlm); "
+        "deselect with -m 'not slurm'"
+    )
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.slurm)
+
+
 def etc_digest() -> dict[str, str]:
     """Every regular file under /etc with its content hash (symlinks by their target)."""
     out = {}

@@ -112,7 +112,7 @@ def test_the_job_trained_on_both_nodes(two_node_run):
     launch = json.loads((two_node_run["root"] / "train" / "launch.json").read_text())
     overrides = dict(a.split("=", 1) for a in launch["command"] if "=" in a and not a.startswith("-"))
     assert overrides["trainer.nnodes"] == "2" and overrides["trainer.n_gpus_per_node"] == "1"
-    assert overrides["+ray_kwargs.ray_init.address"].endswith(f":{two_node_run['port']}")
+    assert overrides["+ray_kwargs.ray_init.address"].strip("'").endswith(f":{two_node_run['port']}")
     assert "ray_kwargs.ray_init.num_cpus" not in overrides  # 3: Ray's CPUs are the nodes'
     assert log.count("stopping this Ray node") == 2  # 2: each node stopped by its supervisor
 
