@@ -31,7 +31,7 @@ if workflow.remote_exec:
 
 
 onstart:
-    if workflow.executor_plugin.cli_prefix == "slurm":
+    if getattr(workflow.executor_plugin, "cli_prefix", None) == "slurm":
         check_status_command(workflow.executor_settings)
 
 
