@@ -5,9 +5,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 CORES  ?= 2
 # Rules run `python -m pacs.<stage>`: that `python` must be the one in .venv.
+CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke
+.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight science notebook tensorboard
 
 setup: $(VENV)/.installed
 
@@ -15,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e '.[test,slurm]'
+	$(BIN)/python -m pip install -e '.[test,slurm,notebook]'
 	touch $@
 
 ## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
@@ -34,6 +35,23 @@ test-fast: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
 
+## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §10):
+## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
+science: setup
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
+
+## Explore one profile's results: JupyterLab on notebooks/explore_results.ipynb (and TensorBoard).
+##   make notebook                          # results/tiny
+##   make notebook PACS_RESULTS=results/smoke
+PACS_RESULTS ?= results/tiny
+notebook: setup
+	PACS_RESULTS=$(abspath $(PACS_RESULTS)) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/explore_results.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)  # Jupyter refuses root (containers) unless told
+
+## Every training run of the profile, tiny or paper, in TensorBoard (http://localhost:6006).
+tensorboard: setup
+	$(BIN)/tensorboard --logdir $(PACS_RESULTS) --host 127.0.0.1
+
 lint: setup
 	$(BIN)/snakemake --lint
 
@@ -42,17 +60,22 @@ lint: setup
 fetch: setup
 	$(BIN)/snakemake --profile slurm fetch
 
+## Paper scale: check what a paper run needs (pinned versions, flash-attn, hub snapshots,
+## partition/account, GPUs/CPUs per node, disk, code sandbox) in the ACTIVE environment
+## (`conda activate pacs`), not .venv. The DAG runs it again as the first job on a compute node.
+preflight:
+	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
+
 ## verl 0.9.1's own trainer (PACSTrainerSync) for 3 steps on the tiny model: checkpoint at step 2,
 ## a second launch resumes for step 3, HF merge, then HF evaluation of the merged model.
 ## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU). Outputs in results/verl_smoke/.
 VERL_DEVICE ?= auto
-# Extra Hydra overrides for both launches, e.g. on a GPU without flash-attn:
-#   VERL_SMOKE_OVERRIDES=+actor_rollout_ref.model.override_config.attn_implementation=sdpa
+# Extra Hydra overrides for both launches (configs/verl_smoke.yaml already names sdpa attention).
 VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
 verl-smoke: setup
 	rm -rf $(VERL_SMOKE)
-	$(BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
+	$(BIN)/python -m pacs.tiny.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
 	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
 	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
 	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES) trainer.total_training_steps=2

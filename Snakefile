@@ -2,7 +2,10 @@
 #   snakemake --cores 2              tiny profile (configs/default.yaml) on a CPU
 #   snakemake --profile slurm        paper profile (configs/paper.yaml) on a SLURM GPU cluster
 #   snakemake --cores 2 --configfile configs/smoke.yaml    the CI-sized run
-from snakemake.utils import min_version, validate
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version
+
+from pacs.config import ConfigError, parse_profile, write_snapshot
 
 min_version("9.0")
 
@@ -15,10 +18,23 @@ if not workflow.overwrite_configfiles:
     configfile: "configs/default.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# The config is validated once, into the typed spec every rule's parameters come from
+# (pacs.config: a bad key or value fails here, naming the file and the key path).
+try:
+    SPEC = parse_profile(config, source=", ".join(map(str, workflow.configfiles)) or "config")
+except ConfigError as err:
+    raise WorkflowError(str(err)) from None
+# The merged config (profile file + --config overrides), as the stages' --config file. Not an
+# input (any edit would rerun everything): each rule's `settings` param records what it depends
+# on. Written only when its content changes and never by a dry run, so a `-n` with other
+# settings cannot change what running jobs read.
+CONFIG_FILE = write_snapshot(
+    config, f"results/{SPEC.profile}/config.yaml", dry_run=workflow.output_settings.dryrun
+)
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/shards.smk"
 
 
 # Paper scale through the SLURM executors (src/pacs/slurm_profile.py): the jobstep plugin's srun
@@ -43,10 +59,12 @@ wildcard_constraints:
     benchmark=r"[A-Za-z0-9_.-]+",
 
 
+include: "workflow/rules/preflight.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/diversity.smk"
+include: "workflow/rules/paths.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -55,6 +73,7 @@ localrules:
     prepare_synthetic,
     prepare_eval,
     passk,
+    paths,
     report,
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,29 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+# What Snakemake reads from a clone: the entry point, its rules, configs and the slurm profile
+# (`slurm` is a link into workflow/). Not results/ or paper_figures/.
+WORKFLOW_FILES = ("Snakefile", "environment.yml", "slurm", "workflow", "configs")
+
+
+def copy_workflow(dest: Path) -> Path:
+    """The repo's workflow files copied into ``dest``, as in a fresh clone: Snakemake run there
+    sees none of the outputs a `make reproduce` left in the repo, and writes none into it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = REPO_ROOT / name
+        if src.is_symlink():
+            (dest / name).symlink_to(src.readlink())
+        elif src.is_dir():
+            shutil.copytree(src, dest / name, symlinks=True)
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory) -> Path:
+    """A fresh-clone copy of the workflow (:func:`copy_workflow`), one per test module."""
+    return copy_workflow(tmp_path_factory.mktemp("workflow"))

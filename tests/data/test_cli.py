@@ -88,7 +88,7 @@ def test_bad_data_exits_2_with_the_message(tmp_path, capsys):
         == 2
     )
     err = capsys.readouterr().err
-    assert "a.jsonl, row 0, field 'answer'" in err
+    assert "a.jsonl, row 1, field 'answer'" in err
     assert not out.exists()
     assert main(["prepare-eval", "--benchmark", "amc23", "--source", "hf", "--out", str(out)]) == 2
     assert "pass --revision" in capsys.readouterr().err

@@ -42,13 +42,13 @@ def _assert_nothing_written(out):
     ],
 )
 def test_normalize_answer(value, expected):
-    assert normalize_answer(value, file="f", row=0) == expected
+    assert normalize_answer(value, file="f", index=0) == expected
 
 
 @pytest.mark.parametrize("value", [None, True, "", "  ", math.nan, math.inf, [1]])
 def test_normalize_answer_rejects(value):
-    with pytest.raises(DataError, match=r"f\.jsonl, row 3, field 'answer'"):
-        normalize_answer(value, file="f.jsonl", row=3)
+    with pytest.raises(DataError, match=r"f\.jsonl, row 4, field 'answer'"):
+        normalize_answer(value, file="f.jsonl", index=3)
 
 
 def test_missing_field_names_file_row_field(tmp_path):
@@ -60,15 +60,15 @@ def test_missing_field_names_file_row_field(tmp_path):
     with pytest.raises(DataError) as err:
         prepare_eval("aime25", "local", out, path=src)
     msg = str(err.value)
-    assert "aime.jsonl" in msg and "row 1" in msg and "'answer'" in msg
-    assert err.value.row == 1 and err.value.field == "answer"
+    assert "aime.jsonl" in msg and "row 2" in msg and "'answer'" in msg
+    assert err.value.row == 2 and err.value.field == "answer"
     assert not out.exists()
 
 
 def test_unknown_schema_names_the_missing_column(tmp_path):
     src = _jsonl(tmp_path / "x.jsonl", [{"question": "q", "gold": "1"}])
     with pytest.raises(
-        DataError, match=r"x\.jsonl, row 0, field 'problem': unknown schema.*'gold'"
+        DataError, match=r"x\.jsonl, row 1, field 'problem': unknown schema.*'gold'"
     ):
         prepare_eval("math500", "local", tmp_path / "o.jsonl", path=src)
 
@@ -94,7 +94,7 @@ def test_bad_json_line(tmp_path):
     src = tmp_path / "bad.jsonl"
     src.write_text('{"id": 0, "problem": "p", "answer": "1"}\n{"id": 1, "problem": \n')
     out = tmp_path / "o.jsonl"
-    with pytest.raises(DataError, match=r"bad\.jsonl, row 1: invalid JSON on line 2"):
+    with pytest.raises(DataError, match=r"bad\.jsonl, row 2: invalid JSON at column"):
         prepare_eval("aime25", "local", out, path=src)
     _assert_nothing_written(out)
 
@@ -105,11 +105,11 @@ def test_bad_json_document_and_non_objects(tmp_path):
     with pytest.raises(DataError, match=r"d\.json: invalid JSON at line 1"):
         read_records(doc)
     doc.write_text('[{"problem": "p", "answer": 1}, 5]')
-    with pytest.raises(DataError, match=r"d\.json, row 1: expected an object"):
+    with pytest.raises(DataError, match=r"d\.json, row 2: expected an object"):
         read_records(doc)
     lines = tmp_path / "l.jsonl"
     lines.write_text('{"a": 1}\n[1, 2]\n')
-    with pytest.raises(DataError, match=r"l\.jsonl, row 1: line 2 is a JSON list"):
+    with pytest.raises(DataError, match=r"l\.jsonl, row 2: a JSON list"):
         read_records(lines)
 
 
@@ -123,8 +123,8 @@ def test_duplicate_id(tmp_path):
     out = tmp_path / "o.jsonl"
     with pytest.raises(
         DataError,
-        match=r"dup\.jsonl, row 2, field 'problem_id': duplicate problem id 'aime25/7' "
-        r"\(first at row 0\)",
+        match=r"dup\.jsonl, row 3, field 'problem_id': duplicate problem id 'aime25/7' "
+        r"\(first at row 1\)",
     ):
         prepare_eval("aime25", "local", out, path=src)
     _assert_nothing_written(out)
@@ -133,18 +133,18 @@ def test_duplicate_id(tmp_path):
 def test_duplicate_problem_text_in_beyondaime(tmp_path):
     src = tmp_path / "b.parquet"
     pd.DataFrame({"problem": ["x", "y", "x"], "answer": [1, 2, 3]}).to_parquet(src)
-    with pytest.raises(DataError, match=r"b\.parquet, row 2, field 'problem_id': duplicate"):
+    with pytest.raises(DataError, match=r"b\.parquet, row 3, field 'problem_id': duplicate"):
         prepare_eval("beyondaime", "local", tmp_path / "o.jsonl", path=src)
 
 
 def test_parquet_null_and_wrong_type(tmp_path):
     src = tmp_path / "a.parquet"
     pd.DataFrame({"ID": ["1", "2"], "Problem": ["p", None], "Answer": [1, 2]}).to_parquet(src)
-    with pytest.raises(DataError, match=r"a\.parquet, row 1, field 'Problem': missing"):
+    with pytest.raises(DataError, match=r"a\.parquet, row 2, field 'Problem': missing"):
         prepare_eval("aime24", "local", tmp_path / "o.jsonl", path=src)
     pd.DataFrame({"ID": ["1"], "Problem": [3], "Answer": [1]}).to_parquet(src)
     with pytest.raises(
-        DataError, match=r"a\.parquet, row 0, field 'Problem': expected a string, got int"
+        DataError, match=r"a\.parquet, row 1, field 'Problem': expected a string, got int"
     ):
         prepare_eval("aime24", "local", tmp_path / "o.jsonl", path=src)
 
@@ -165,7 +165,7 @@ def test_unsupported_extension_and_missing_file(tmp_path):
 def test_csv_rows_and_extra_fields(tmp_path):
     src = tmp_path / "t.csv"
     src.write_text('problem,answer\n"multi\nline",1\nok,2,extra\n')
-    with pytest.raises(DataError, match=r"t\.csv, row 1: more fields"):
+    with pytest.raises(DataError, match=r"t\.csv, row 2: more fields"):
         read_records(src)
     src.write_text('problem,answer\n"multi\nline",1\n')
     assert read_records(src) == [{"problem": "multi\nline", "answer": "1"}]
@@ -195,6 +195,6 @@ def test_deepscaler_missing_answer(tmp_path):
     src = tmp_path / "ds.json"
     src.write_text(json.dumps([{"problem": "p", "answer": "1"}, {"problem": "q", "solution": "s"}]))
     out = tmp_path / "train.parquet"
-    with pytest.raises(DataError, match=r"ds\.json, row 1, field 'answer'"):
+    with pytest.raises(DataError, match=r"ds\.json, row 2, field 'answer'"):
         prepare_train("local", out, path=src)
     _assert_nothing_written(out)

@@ -109,7 +109,7 @@ def test_prepare_eval_local(tmp_path):
 def test_bad_gpqa_files(tmp_path):
     dup = _write_csv(tmp_path / "dup.csv", [*ROWS, ROWS[0]])
     with pytest.raises(
-        DataError, match=r"dup\.csv, row 5, field 'problem_id': duplicate problem id 'gpqa/rec001'"
+        DataError, match=r"dup\.csv, row 6, field 'problem_id': duplicate problem id 'gpqa/rec001'"
     ):
         convert_gpqa(dup)
     no_col = _write_csv(tmp_path / "nocol.csv", [r[:6] for r in ROWS], COLUMNS[:6])
@@ -118,7 +118,7 @@ def test_bad_gpqa_files(tmp_path):
     empty_field = _write_csv(
         tmp_path / "emptyfield.csv", [ROWS[0], [*ROWS[1][:2], "", *ROWS[1][3:]]]
     )
-    with pytest.raises(DataError, match=r"emptyfield\.csv: .*'Correct Answer'"):
+    with pytest.raises(DataError, match=r"emptyfield\.csv, row 2, field 'Correct Answer'"):
         convert_gpqa(empty_field)
     empty = tmp_path / "empty.csv"
     empty.write_text("")

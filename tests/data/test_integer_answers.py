@@ -34,7 +34,7 @@ def test_aime_refuses_non_integer_or_out_of_range_golds(benchmark, bad):
     records = [make(7, "a"), make(bad, "b")]
     with pytest.raises(DataError) as exc:
         convert_math(benchmark, records, "aime.jsonl")
-    assert (exc.value.file, exc.value.row, exc.value.field) == ("aime.jsonl", 1, column)
+    assert (exc.value.file, exc.value.row, exc.value.field) == ("aime.jsonl", 2, column)
     assert f"{benchmark} answers are integers from 0 to 999, got {bad!r}" in str(exc.value)
 
 
@@ -54,7 +54,7 @@ def test_beyondaime_answers_are_non_negative_integers_without_upper_bound():
     )
     assert [r["answer"] for r in rows] == ["33124147", "42"]
     for bad in ("abc", -3, "2.5"):
-        with pytest.raises(DataError, match=r"b\.parquet, row 1, field 'answer'"):
+        with pytest.raises(DataError, match=r"b\.parquet, row 2, field 'answer'"):
             convert_math("beyondaime", [_beyondaime(1, "a"), _beyondaime(bad, "b")], "b.parquet")
 
 
@@ -66,8 +66,8 @@ def test_free_form_benchmarks_keep_their_answers():
 
 
 def test_integer_answer_without_upper_bound_message():
-    with pytest.raises(DataError, match=r"f, row 2, field 'a': x are integers >= 0, got 'abc'"):
-        integer_answer("abc", 0, None, file="f", row=2, field="a", what="x")
+    with pytest.raises(DataError, match=r"f, row 3, field 'a': x are integers >= 0, got 'abc'"):
+        integer_answer("abc", 0, None, file="f", index=2, field="a", what="x")
 
 
 def test_cli_names_file_row_and_field_and_writes_nothing(tmp_path, capsys):
@@ -77,7 +77,7 @@ def test_cli_names_file_row_and_field_and_writes_nothing(tmp_path, capsys):
     argv = ["prepare-eval", "--benchmark", "aime24", "--source", "local", "--path", str(src)]
     assert main([*argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"{src}, row 1, field 'Answer'" in err and "got 'abc'" in err
+    assert f"{src}, row 2, field 'Answer'" in err and "got 'abc'" in err
     assert not out.exists() and not out.with_name("aime24.manifest.json").exists()
 
 

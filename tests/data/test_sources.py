@@ -70,7 +70,7 @@ def test_hf_errors_name_the_dataset(monkeypatch, tmp_path):
     calls = []
     _fake_datasets(monkeypatch, [{"ID": "1", "Problem": "p"}], calls)
     with pytest.raises(
-        DataError, match=r"hf://datasets/Maxwell-Jia/AIME_2024@8d88b287\w+, row 0, field 'Answer'"
+        DataError, match=r"hf://datasets/Maxwell-Jia/AIME_2024@8d88b287\w+, row 1, field 'Answer'"
     ):
         prepare_eval("aime24", "hf", tmp_path / "a.jsonl")
 
@@ -137,6 +137,6 @@ def test_hf_livecodebench_reads_every_release_file(monkeypatch, tmp_path):
 
     contents["test5.jsonl"].append(record("a", "2024-08-01T00:00:00"))
     with pytest.raises(
-        DataError, match=r"row test5\.jsonl:2, field 'problem_id': duplicate .*test4\.jsonl:0"
+        DataError, match=r"test5\.jsonl, row 3, field 'problem_id': duplicate .*first at test4\.jsonl row 1"
     ):
         prepare_eval("livecodebench", "hf", tmp_path / "out2" / "livecodebench.jsonl")

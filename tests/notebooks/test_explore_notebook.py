@@ -1,11 +1,13 @@
-"""notebooks/explore_results.ipynb, executed with nbclient on fabricated results trees.
+"""notebooks/explore_results.ipynb, executed with nbclient on fabricated results trees, and its
+HTML export opened in a headless browser.
 
-Two shapes, both written with the real file formats of docs/formats.md (passk.json is made by
+Three shapes, all written with the real file formats of docs/formats.md (passk.json is made by
 ``pacs.evaluation.passk`` itself from the graded samples):
 
 - paper-shaped: two models (qwen3_4b with 40 steps, qwen3_8b with 80), checkpoint curves under
   ``curve/``, math benchmarks under ``data/eval/``;
-- tiny-shaped: one model, the synthetic task, ``eval_curve.jsonl``.
+- tiny-shaped: one model, the synthetic task, two seeds, ``eval_curve.jsonl``;
+- the report tests' tree (tests/report/conftest.py): every ablation, no graded samples.
 
 The 8B numbers are far from the 4B ones and the two models train for different numbers of steps,
 so a line that mixed models would zig-zag in x and an average across models would match neither.
@@ -13,14 +15,19 @@ so a line that mixed models would zig-zag in x and an average across models woul
 
 from __future__ import annotations
 
+import base64
+import importlib.util
+import io
 import json
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 from nbclient import NotebookClient
 
 from pacs.evaluation import passk
+from pacs.explore import SMOOTHING
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "explore_results.ipynb"
@@ -33,13 +40,17 @@ INSPECT = r"""
 import json
 lines = []
 for name, fig in FIGURES.items():
+    title = fig._suptitle.get_text() if fig._suptitle else ""
     for ax in fig.axes:
         for line in ax.get_lines():
-            if not line.get_label().startswith("_"):
-                lines.append({"figure": name, "title": ax.get_title(), "run": line.get_label(),
+            if line.get_gid():
+                lines.append({"figure": name, "suptitle": title, "title": ax.get_title(),
+                              "ylabel": ax.get_ylabel(), "run": line.get_gid(),
                               "x": [float(v) for v in line.get_xdata()],
                               "y": [float(v) for v in line.get_ydata()]})
 print("LINES" + json.dumps(lines))
+print("FIGURES" + json.dumps(list(FIGURES)))
+print("BROWSER" + json.dumps(browser.page_html.value))
 """
 
 
@@ -109,7 +120,7 @@ def write_eval(
     )
 
 
-def reward(model: str, run: str, seed: int, step: int) -> float:
+def reward_value(model: str, run: str, seed: int, step: int) -> float:
     return round(SKILL[run] + MODEL_BONUS[model] + 0.001 * step + 0.01 * seed, 6)
 
 
@@ -118,7 +129,7 @@ def metrics_rows(model: str, run: str, seed: int, steps: int) -> list[dict]:
     return [
         {
             "step": s,
-            "reward_mean": reward(model, run, seed, s),
+            "reward_mean": reward_value(model, run, seed, s),
             "mixed_frac": 0.5,
             "loss": 0.69 - 0.001 * s,
             "entropy": 1.0 - 0.002 * s + MODEL_BONUS[model],
@@ -188,8 +199,9 @@ def build_tiny_tree(root: Path) -> dict:
     return {"models": ["tiny"], "steps": {"tiny": 10}, "benchmarks": ["synthetic"]}
 
 
-def execute(results: Path, monkeypatch) -> tuple[str, list[dict]]:
-    """Run the notebook (plus one inspection cell) on ``results``; its text and drawn lines."""
+def execute(results: Path, monkeypatch) -> tuple[object, str, dict]:
+    """Run the notebook (plus one inspection cell) on ``results``: the executed notebook (without
+    that cell), its text output, and what the inspection found."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(INSPECT))
     monkeypatch.setenv("PACS_RESULTS", str(results))
@@ -200,87 +212,170 @@ def execute(results: Path, monkeypatch) -> tuple[str, list[dict]]:
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, "\n".join("\n".join(o["traceback"]) for o in errors)
     text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
-    lines = json.loads(text.split("LINES", 1)[1].splitlines()[0])
-    return text, lines
+    found = {
+        key: json.loads(text.split(key, 1)[1].splitlines()[0])
+        for key in ("LINES", "FIGURES", "BROWSER")
+    }
+    nb.cells.pop()
+    return nb, text, found
+
+
+def with_class(found: list[dict], name: str) -> list[dict]:
+    return [e for e in found if name in (e["attrs"].get("class") or "").split()]
+
+
+def ewm(values) -> list[float]:
+    """TensorBoard's debiased EMA = pandas' adjusted exponential mean with alpha = 1 - weight."""
+    return list(pd.Series(values, dtype=float).ewm(alpha=1 - SMOOTHING, adjust=True).mean())
 
 
 def check_lines_are_per_model(lines: list[dict], models: list[str]) -> None:
     assert lines
     for line in lines:
-        named = [m for m in models if m in line["title"]]
-        assert len(named) == 1, f"panel {line['title']!r} should name exactly one model"
+        named = [m for m in models if line["suptitle"].startswith(f"{m}:")]
+        assert len(named) == 1, f"figure {line['suptitle']!r} should name exactly one model"
+        assert line["figure"].endswith(named[0])
         assert all(a < b for a, b in zip(line["x"], line["x"][1:])), f"zig-zag line: {line}"
+
+
+def pick(
+    lines: list[dict], figure: str, run: str, ylabel: str | None = None, title: str | None = None
+) -> dict:
+    (line,) = [
+        ln
+        for ln in lines
+        if ln["figure"] == figure
+        and ln["run"] == run
+        and (ylabel is None or ln["ylabel"] == ylabel)
+        and (title is None or title in ln["title"])
+    ]
+    return line
+
+
+def paper_number(model: str, method: str, benchmark: str, k: int, tables: list[str]) -> float:
+    """The paper's pass@k in paper_numbers.csv, read with plain pandas (first listed table wins)."""
+    csv = pd.read_csv(REPO / "src" / "pacs" / "report" / "paper_numbers.csv")
+    hit = csv[
+        (csv.model == model)
+        & (csv.method == method)
+        & (csv.benchmark == benchmark)
+        & (csv.metric == "pass_at_k")
+        & (csv.k == k)
+    ]
+    for table in tables:
+        if (hit.table == table).any():
+            return float(hit[hit.table == table].value.iloc[0])
+    raise AssertionError(f"no paper number for {model} {method} {benchmark} k={k}")
 
 
 @pytest.mark.slow
 def test_notebook_on_paper_shaped_results_is_model_aware(tmp_path, monkeypatch):
-    shape = build_paper_tree(tmp_path / "results" / "paper")
-    text, lines = execute(tmp_path / "results" / "paper", monkeypatch)
+    root = tmp_path / "results" / "paper"
+    shape = build_paper_tree(root)
+    _, text, found = execute(root, monkeypatch)
+    lines = found["LINES"]
     check_lines_are_per_model(lines, shape["models"])
     for model in shape["models"]:
-        # Training curves: every run's line spans this model's own steps, with its own values.
+        steps = list(range(1, shape["steps"][model] + 1))
         for run in ("pacs", "grpo", "ppo"):
-            (reward_line,) = [
-                ln
-                for ln in lines
-                if ln["figure"] == f"training_{model}"
-                and ln["run"] == run
-                and "reward_mean" in ln["title"]
-            ]
-            assert reward_line["x"] == list(range(1, shape["steps"][model] + 1))
-            assert reward_line["y"] == pytest.approx(
-                [reward(model, run, 0, s) for s in range(1, shape["steps"][model] + 1)]
+            # Training curves: the main family's panel, this model's own steps, smoothed values.
+            reward = pick(lines, f"training_{model}", run, ylabel="train/reward_mean")
+            assert reward["x"] == steps
+            assert reward["y"] == pytest.approx(
+                ewm([reward_value(model, run, 0, s) for s in steps])
             )
-            (fig3,) = [ln for ln in lines if ln["figure"] == f"fig3_{model}" and ln["run"] == run]
+            fig3 = pick(lines, f"fig3_{model}", run, ylabel="pass@1 (%)")
             assert fig3["x"] == list(range(20, shape["steps"][model] + 1, 20))
-        # pass@k: this model's pass@1 (no average with the other model).
+        # The loss: PACS's BCE and the surrogates never share a panel.
+        loss_titles = {ln["run"]: ln["title"] for ln in lines if ln["figure"] == f"loss_{model}"}
+        assert loss_titles["pacs"].startswith("PACS") and loss_titles["grpo"].startswith("GRPO")
+        assert loss_titles["grpo"] == loss_titles["ppo"]
         for bench in shape["benchmarks"]:
             for run in RUNS:
-                (pk,) = [
-                    ln
-                    for ln in lines
-                    if ln["figure"] == f"passk_{model}"
-                    and ln["run"] == run
-                    and ln["title"].startswith(f"{model} — {bench}")
-                ]
+                pk = pick(lines, f"passk_{model}", run, title=bench.upper())
                 doc = json.loads(
-                    (
-                        tmp_path
-                        / "results"
-                        / "paper"
-                        / "eval"
-                        / model
-                        / run
-                        / "seed0"
-                        / bench
-                        / "passk.json"
-                    ).read_text()
+                    (root / "eval" / model / run / "seed0" / bench / "passk.json").read_text()
                 )
-                assert pk["y"] == pytest.approx([e["value"] for e in doc["pass_at_k"]])
-        assert f"{model} / aime24: pacs better on" in text
-        assert f"MODEL: {model}   RUN: pacs" in text
+                assert pk["y"] == pytest.approx([100 * e["value"] for e in doc["pass_at_k"]])
+        # The paper's own pass@k beside ours (the paper profile compares like with like).
+        paper = {"qwen3_4b": "Qwen3-4B", "qwen3_8b": "Qwen3-8B"}[model]
+        cross = pick(lines, f"passk_{model}", "paper:pacs", title="AIME24")
+        assert cross["x"][0] == 1 and cross["y"][0] == pytest.approx(
+            paper_number(paper, "pacs", "aime24", 1, ["Table 2", "Table 6", "Table 7", "Table 8"])
+        )
+        assert f"{model} / aime24: pacs better on" in text and "sign test p =" in text
     # The 8B model is much stronger: its PACS pass@1 line lies above the 4B one everywhere.
-    p1 = {
-        m: next(ln for ln in lines if ln["figure"] == f"fig3_{m}" and ln["run"] == "pacs")["y"]
-        for m in shape["models"]
-    }
+    p1 = {m: pick(lines, f"fig3_{m}", "pacs", ylabel="pass@1 (%)")["y"] for m in shape["models"]}
     assert min(p1["qwen3_8b"]) > max(p1["qwen3_4b"])
+    assert "qwen3_4b · aime24 · pacs seed 0" in found["BROWSER"]
+
+
+def report_tree(root: Path) -> Path:
+    """The report tests' fabricated tree (tests/report/conftest.py)."""
+    spec = importlib.util.spec_from_file_location(
+        "report_tree", REPO / "tests" / "report" / "conftest.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build_results(root)
 
 
 @pytest.mark.slow
-def test_notebook_on_tiny_shaped_results(tmp_path, monkeypatch):
-    build_tiny_tree(tmp_path / "results" / "tiny")
-    text, lines = execute(tmp_path / "results" / "tiny", monkeypatch)
+def test_notebook_on_the_report_tests_tree_draws_every_family(tmp_path, monkeypatch):
+    root = report_tree(tmp_path / "results" / "tiny")
+    _, text, found = execute(root, monkeypatch)
+    lines = found["LINES"]
     check_lines_are_per_model(lines, ["tiny"])
-    (reward_line,) = [
-        ln
-        for ln in lines
-        if ln["figure"] == "training_tiny" and ln["run"] == "pacs" and "reward_mean" in ln["title"]
+    titles = {ln["title"].split("\n")[0] for ln in lines if ln["figure"] == "training_tiny"}
+    assert titles >= {
+        "PACS vs GRPO vs PPO",
+        "class weights (PACS ablation)",
+        "score function (PACS ablation)",
+        "β (PACS ablation)",
+    }
+    # Each ablation panel holds PACS and its variant only: no spaghetti.
+    beta = {
+        ln["run"] for ln in lines if ln["figure"] == "training_tiny" and ln["title"].startswith("β")
+    }
+    assert beta == {"pacs", "pacs_beta2"}
+    assert "no graded samples of both pacs and grpo" in text
+    assert "No graded samples" in found["BROWSER"]
+
+
+@pytest.mark.slow
+def test_notebook_on_tiny_shaped_results_renders_in_a_browser(
+    tmp_path, monkeypatch, open_in_browser
+):
+    root = tmp_path / "results" / "tiny"
+    build_tiny_tree(root)
+    nb, text, found = execute(root, monkeypatch)
+    lines = found["LINES"]
+    check_lines_are_per_model(lines, ["tiny"])
+    # Two seeds: each seed smoothed, then averaged per step.
+    reward = pick(lines, "training_tiny", "pacs", ylabel="train/reward_mean")
+    seeds = [ewm([reward_value("tiny", "pacs", seed, s) for s in range(1, 11)]) for seed in (0, 1)]
+    assert reward["y"] == pytest.approx([(a + b) / 2 for a, b in zip(*seeds)])
+    assert pick(lines, "fig3_tiny", "pacs", ylabel="pass@1 (%)")["x"] == [0, 5, 10]
+    assert "tiny / synthetic: pacs better on" in text
+    assert "Problem 0 of synthetic" in found["BROWSER"]
+
+    found_elements, shot = open_in_browser(nb, tmp_path)  # the screenshot stays in tmp_path
+    pngs = [
+        e
+        for e in found_elements
+        if e["tag"] == "img" and e["attrs"].get("src", "").startswith("data:image/png;base64,")
     ]
-    # Two seeds: the line is their mean per step.
-    assert reward_line["y"] == pytest.approx(
-        [(reward("tiny", "pacs", 0, s) + reward("tiny", "pacs", 1, s)) / 2 for s in range(1, 11)]
-    )
-    (curve,) = [ln for ln in lines if ln["figure"] == "fig3_tiny" and ln["run"] == "pacs"]
-    assert curve["x"] == [0, 5, 10]
-    assert "tiny / synthetic: pacs better on" in text and "PROMPT: Problem 0 of synthetic" in text
+    assert len(pngs) == len(found["FIGURES"]) >= 5  # pass@k, training, loss, Fig. 3, wins
+    from PIL import Image
+
+    for img in pngs:
+        data = base64.b64decode(img["attrs"]["src"].split(",", 1)[1])
+        assert min(Image.open(io.BytesIO(data)).size) > 200
+    # The browser widget, drawn by the widget manager from the saved state (not the state's JSON):
+    (browser_page,) = with_class(found_elements, "pacs-browser-page")
+    assert "tiny · synthetic · pacs seed 0 — page 1 of" in browser_page["text"]
+    assert "Problem 0 of synthetic" in browser_page["text"]
+    assert len(with_class(found_elements, "pacs-response")) == 4
+    assert len(with_class(found_elements, "widget-dropdown")) >= 4
+    picture = Image.open(shot).convert("L")
+    assert picture.size[0] > 1000 and picture.getextrema()[0] < 100  # not a blank page

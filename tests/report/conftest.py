@@ -20,15 +20,18 @@ RUN_SKILL = {"base": 0.30, "ppo": 0.40, "grpo": 0.45, "pacs": 0.50, "pacs_noweig
 CONFIG = {
     "profile": "tiny",
     "engine": "tiny",
-    "models": {MODEL: {"build": {"hidden_size": 128}}},
-    "data": {"benchmarks": BENCHMARKS, "diversity_benchmarks": ["synthetic", "aime24"]},
-    "train": {"steps": 10, "mini_batches": 4, "group_size": 8},
-    "method_defaults": {
-        "pacs": {"beta": 1.0, "score": "rloo", "use_weight": True, "ref": "rollout",
-                 "ref_reset_every": 1, "soft_labels": False},
-        "grpo": {"clip_ratio": 0.2},
-        "ppo": {"clip_ratio": 0.2},
-    },
+    "models": {MODEL: {
+        "build": {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 384},
+        "sft": {"steps": 10, "batch_size": 8, "lr": 1.0e-3},
+    }},
+    "data": {"benchmarks": BENCHMARKS, "diversity_benchmarks": ["synthetic", "aime24"],
+             "synthetic": {"seed": 0, "n_sft": 10, "n_train": 10, "n_test": 10, "min_steps": 1,
+                           "max_steps": 2, "max_operand": 9}},
+    "train": {"steps": 10, "prompts_per_step": 8, "mini_batches": 4, "group_size": 8,
+              "max_new_tokens": 32, "lr": 1.0e-4, "eval_problems": 8, "eval_samples": 2},
+    "eval": {"backend": "hf", "n_samples": N, "temperature": 0.6, "top_p": 0.95, "max_new_tokens": 32},
+    "method_defaults": {"ppo": {"critic_lr": 1.0e-3}},
     "runs": {
         "pacs": {"method": "pacs", "ablation": "main", "label": "PACS"},
         "grpo": {"method": "grpo", "ablation": "main", "label": "GRPO"},

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from pacs.config import parse_profile
 from pacs.report.context import ReportContext
 from pacs.report.figures import fig4
 from pacs.report.loaders import load_results
@@ -57,20 +58,21 @@ def test_table1_shows_the_papers_whole_table(report_run) -> None:
 
 
 def _ctx(cfg: dict, results) -> ReportContext:
-    return ReportContext(cfg, load_results(results), load_paper_numbers(), config_path="cfg.yaml")
+    return ReportContext(parse_profile(cfg), load_results(results), load_paper_numbers(),
+                         config_path="cfg.yaml")
 
 
 def test_table4_5_puts_our_config_beside_app_c(config_dict, fake_results) -> None:
     cfg = config_dict
     cfg["train"].update({"prompts_per_step": 16, "lr": 1.0e-4})
-    cfg["eval"] = {"n_samples": 16, "temperature": 0.6, "top_p": 0.95, "backend": "hf"}
-    cfg["models"]["qwen3_8b"] = {"hf_id": "Qwen/Qwen3-8B", "steps": 320}
+    cfg["eval"].update({"n_samples": 16, "temperature": 0.6, "top_p": 0.95, "backend": "hf"})
+    cfg["models"]["qwen3_8b"] = {**cfg["models"]["tiny"], "hf_id": "Qwen/Qwen3-8B", "steps": 320}
     doc = table4_5(_ctx(cfg, fake_results))
     data = doc.data.set_index("setting")
     assert data.loc["prompts per step (train batch)", ["ours", "paper"]].tolist() == ["16", "1024"]
     assert data.loc["actor learning rate", ["ours", "paper"]].tolist() == ["0.0001", "1e-06"]
     assert data.loc["updates per rollout", ["ours", "paper"]].tolist() == ["4", "4"]
-    assert data.loc["max response length (tokens)", "ours"] == "not set"
+    assert data.loc["max response length (tokens)", "ours"] == "32"
     assert data.loc["engine", ["ours", "paper"]].tolist() == ["hf", "vllm"]
     assert data.loc["training steps, tiny", ["config_key", "ours", "paper"]].tolist() == [
         "train.steps", "10", "–"]

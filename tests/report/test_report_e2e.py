@@ -198,7 +198,10 @@ def test_latex_is_escaped(report_run) -> None:
 # ------------------------------------------------------------------ other profiles and inputs
 
 def test_paper_profile_compares_same_model(tmp_path: Path, config_dict: dict, results_builder) -> None:
-    cfg = {**config_dict, "profile": "paper", "models": {"qwen3_8b": {"hf_id": "Qwen/Qwen3-8B"}}}
+    cfg = {**config_dict, "profile": "paper", "engine": "verl",
+           "models": {"qwen3_8b": {"hf_id": "Qwen/Qwen3-8B", "steps": 320}},
+           "train": {**config_dict["train"], "mini_batch_size": 2, "micro_batch_per_gpu": 8,
+                     "max_prompt_length": 1024}}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
     tree = results_builder(tmp_path / "tmp")
     doc = json.loads((tree / "eval/tiny/pacs/seed0/aime24/passk.json").read_text())
@@ -222,7 +225,9 @@ def test_empty_results_write_only_honest_outputs(tmp_path: Path, tiny_config: Pa
     assert files == {"README.md", "figures/fig6_ood.png", "figures/fig6_ood.pdf",
                      *(f"tables/table4_5_settings.{ext}" for ext in ("csv", "md", "tex"))}
     readme = (tmp_path / "o" / "README.md").read_text()
-    assert readme.count("not produced:") == 12
+    assert readme.count("not produced:") == 13
+    # base + 3 main runs x 2 seeds + 3 ablation runs = 10 evaluations x 2 benchmarks
+    assert "not produced: pass@k of 20 evaluation(s) the experiment matrix expects (tiny/base/seed0/synthetic, " in readme
 
 
 def test_rerun_removes_stale_outputs(tmp_path: Path, tiny_config: Path, fake_results: Path) -> None:

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from pacs.config import resolve_run
+from pacs.config import RunSpec, parse_profile
+from pacs.methods import PacsSpec, PpoSpec
 from pacs.report.context import fmt_mean_std, seed_stats, seeds_text
 from pacs.report.paper import (
     load_paper_numbers,
@@ -30,15 +31,21 @@ def paper() -> pd.DataFrame:
     ("pacs_score_grpo", "pacs_score_grpo"), ("pacs_beta2", None),
 ])
 def test_paper_method_for_config_runs(config_dict, run, expected) -> None:
-    assert paper_method_for_run(resolve_run(config_dict, run)) == expected
+    assert paper_method_for_run(parse_profile(config_dict).runs[run]) == expected
+
+
+def _run(method) -> RunSpec:
+    return RunSpec(name="r", label="r", method=method)
 
 
 def test_paper_method_needs_all_other_knobs_at_paper_defaults() -> None:
-    base = {"method": "pacs", "beta": 1.0, "score": "rloo", "use_weight": True, "ref": "rollout"}
-    assert paper_method_for_run({**base, "ref": "periodic", "ref_reset_every": 10}) is None
-    assert paper_method_for_run({**base, "use_weight": False, "score": "grpo"}) is None
-    assert paper_method_for_run({**base, "score": "drgrpo"}) == "pacs_score_drgrpo"
-    assert paper_method_for_run({"name": "base", "method": "base"}) == "base"
+    assert paper_method_for_run(_run(PacsSpec(ref="periodic", ref_reset_every=10))) is None
+    assert paper_method_for_run(_run(PacsSpec(ref="fixed"))) is None
+    assert paper_method_for_run(_run(PacsSpec(use_weight=False, score="grpo"))) is None
+    assert paper_method_for_run(_run(PacsSpec(score="drgrpo"))) == "pacs_score_drgrpo"
+    assert paper_method_for_run(_run(PacsSpec(beta=1))) == "pacs"
+    assert paper_method_for_run(_run(PpoSpec(critic_lr=1e-3))) == "ppo"
+    assert paper_method_for_run(None) == "base"
 
 
 def test_paper_model_for_keys_and_hf_ids() -> None:
@@ -105,7 +112,7 @@ def test_pca_figure_falls_back_to_scatter_with_too_few_points(config_dict, fake_
     from pacs.report.loaders import load_results
 
     res = load_results(fake_results)
-    ctx = ReportContext(config_dict, res, load_paper_numbers())
+    ctx = ReportContext(parse_profile(config_dict), res, load_paper_numbers())
     pts = res.pca
     assert _kde_ok(pts[pts["method"] == "pacs"]) and not _kde_ok(pts[pts["method"] == "grpo"])
     line = pd.DataFrame({"pc1": range(20), "pc2": [2.0 * i for i in range(20)]})

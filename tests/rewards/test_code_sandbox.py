@@ -48,8 +48,8 @@ def test_os_fork_bomb_is_blocked():
 
 
 def test_ctypes_fork_bomb_is_contained_and_cleaned_up(private_tmp, leftover_processes):
-    # Bypasses the Python guard: libc fork() directly. RLIMIT_NPROC of the sandbox's own uid caps
-    # it, and the whole PID namespace dies at the limit.
+    # Bypasses the Python guard: libc fork() directly. The sandbox's pids cgroup (and RLIMIT_NPROC of
+    # its own uid) caps it, and the whole PID namespace dies at the limit.
     bomb = "import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()\n"
     result, elapsed = run(bomb)
     assert result.tests_status == ["timeout"] and elapsed < BOUND
@@ -126,21 +126,26 @@ def test_network_namespace_has_no_interfaces_but_loopback():
 
 
 def test_sandbox_layers_on_this_machine():
-    # Every layer is required: a machine that cannot give one refuses (test_sandbox_attacks.py).
-    assert C.sandbox_layers() == {
-        "filesystem": "private root (pivot_root)",
-        "pid": "private PID namespace",
-        "network": "private network namespace",
-        "uid": "private uid",
-        "capabilities": "none",
-    }
+    # Every kernel layer is required: a machine that cannot give one refuses
+    # (test_sandbox_attacks.py); cgroups are used where offered, and their absence is reported.
+    from pacs.rewards import _cgroup
+
+    layers = C.sandbox_layers()
+    assert {k: layers[k] for k in C.LAYERS} == C.LAYERS
+    assert layers["system calls"].startswith("seccomp: new namespaces")
+    assert layers["open files"] == f"RLIMIT_NOFILE {C.NOFILE}"
+    offered = {name for name, h in _cgroup.hierarchies().items() if isinstance(h, _cgroup.Hierarchy)}
+    assert ("cgroup v" in layers["memory"]) == ("memory" in offered)
+    assert ("cgroup v" in layers["processes"]) == ("pids" in offered)
+    assert len(layers["missing"]) == 2 - len(offered)
 
 
 def test_a_forged_status_line_does_not_beat_the_clock():
     # The status fd number is on the harness's command line; writing "done" there, then hanging,
     # must still be a timeout.
     forger = (
-        'import os, sys\nos.write(int(sys.argv[2]), b\'{"status": "done"}\\n\')\n'
+        "import os\nfor fd in range(3, 64):\n    try:\n"
+        '        os.write(fd, b\'{"status": "done"}\\n\')\n    except OSError:\n        pass\n'
         "print(7)\nwhile True:\n    pass"
     )
     assert run(forger)[0].tests_status == ["timeout"]
@@ -154,8 +159,9 @@ def test_a_broken_sandbox_is_an_error_not_a_verdict(monkeypatch, tmp_path):
         result.status == "error"
         and "sandbox failed before the program ran" in result.details["error"]
     )
+    seen = C._Seen([{"sandbox_error": "capset failed"}], b"", b"", "", False, 0)
     with pytest.raises(C.SandboxError, match="capset failed"):
-        C._verdict([{"status": "sandbox_error", "error": "capset failed"}], {"exit": 1}, "", "")
+        C.judge(seen, {"testtype": "stdin", "output": ""})
 
 
 def test_too_little_memory_to_run_is_the_programs_failure():
@@ -264,14 +270,14 @@ def test_extract_code(response, code):
         (
             [{"input": 3, "output": "3"}],
             None,
-            "test 0: field 'input' must be a string",
+            "test 1: field 'input' must be a string",
         ),  # TypeError
-        ([{"input": "1", "output": "1", "testtype": "web"}], None, "test 0: field 'testtype'"),
+        ([{"input": "1", "output": "1", "testtype": "web"}], None, "test 1: field 'testtype'"),
         ([{"input": "1", "output": "1", "testtype": "functional"}], None, "no fn_name"),
         (
             [{"input": "[1,", "output": "1", "testtype": "functional"}],
             "f",
-            r"test 0: input line 1 is not JSON",
+            r"test 1: input line 1 is not JSON",
         ),
     ],
 )

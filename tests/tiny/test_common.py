@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -67,3 +68,50 @@ def test_eval_is_seeded_and_leaves_the_global_rng_alone(tiny_env):
     assert torch.equal(torch.get_rng_state(), before)
     b = common.eval_pass_at_1(model, tok, rows, 2, 20, temperature=0.6, top_p=0.95, seed=7)
     assert a == b and 0.0 <= a <= 1.0
+
+
+def generate_reference(model, tokenizer, prompt_ids, n, max_new_tokens, temperature, top_p):
+    """The sampler before the speed-up (main at 06a7e00): HF ``generate`` on the repeated prompts.
+    Returns the full [B, P + R] ids."""
+    ids, mask = common.left_pad([list(p) for p in prompt_ids for _ in range(n)], tokenizer.pad_token_id)
+    model.eval()
+    with torch.no_grad():
+        return model.generate(
+            input_ids=ids, attention_mask=mask, do_sample=True, temperature=temperature, top_k=0,
+            top_p=top_p, max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+
+
+@pytest.mark.parametrize("temperature, top_p, n, max_new", [(1.0, 1.0, 4, 20), (0.6, 0.95, 3, 20), (1.0, 1.0, 1, 6)])
+def test_sample_draws_the_tokens_generate_draws(tiny_env, temperature, top_p, n, max_new):
+    """Same seed, same tokens, same RNG state afterwards as HF ``generate`` (the old sampler). In
+    the first two cases most rows end at eos and some batches stop early; the third cuts every
+    response at max_new_tokens."""
+    tok = AutoTokenizer.from_pretrained(tiny_env["base"])
+    model = AutoModelForCausalLM.from_pretrained(tiny_env["base"])
+    prompts = common.encode_prompts(tok, tiny_env["splits"]["train"][:6])
+    for seed in range(3):
+        torch.manual_seed(seed)
+        expected = generate_reference(model, tok, prompts, n, max_new, temperature, top_p)
+        rng_after = torch.get_rng_state()
+        torch.manual_seed(seed)
+        roll = common.sample(model, tok, prompts, n, max_new, temperature, top_p)
+        assert torch.equal(roll.input_ids, expected)
+        assert torch.equal(torch.get_rng_state(), rng_after)
+    assert model.config._attn_implementation == "sdpa"  # the attention swap is undone
+
+
+def test_grouped_kv_attention_matches_repeated_heads():
+    """sdpa over grouped KV heads equals sdpa over heads copied by transformers' repeat_kv, bit for bit."""
+    from transformers.integrations.sdpa_attention import repeat_kv
+
+    torch.manual_seed(0)
+    query, key, value = torch.randn(6, 4, 3, 8), torch.randn(6, 2, 9, 8), torch.randn(6, 2, 9, 8)
+    mask = torch.ones(6, 1, 3, 9, dtype=torch.bool).tril(diagonal=6)
+    mask[:2, ..., :4] = False  # left padding
+    grouped, _ = common.sdpa_gqa_attention(None, query, key, value, mask, scaling=0.3)
+    repeated = torch.nn.functional.scaled_dot_product_attention(
+        query, repeat_kv(key, 2), repeat_kv(value, 2), attn_mask=mask, scale=0.3
+    ).transpose(1, 2)
+    assert torch.equal(grouped, repeated)

@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from pacs import fingerprint as fpr
+from pacs.config import parse_profile
 from pacs.tiny import train as tt
 from pacs.tiny.common import read_jsonl
 
@@ -83,7 +84,7 @@ def test_a_changed_run_is_refused_and_the_old_run_kept(
 
 
 def test_refusal_lists_the_differing_keys(tiny_env, small_config, finished_run, run_copy):
-    settings = tt.Settings.from_config(small_config(**RUN_TRAIN, lr=3e-4), "grpo")
+    settings = tt.Settings.from_profile(parse_profile(small_config(**RUN_TRAIN, lr=3e-4)), "grpo")
     fp = tt.run_fingerprint(
         settings, 5, tiny_env["base"], read_jsonl(tiny_env["train"]), read_jsonl(tiny_env["test"])
     )
@@ -164,7 +165,7 @@ def test_extending_the_step_budget_resumes_like_one_long_run(
 
 
 def _fingerprint(tiny_env, cfg, run="pacs", seed=0, base=None, train_rows=None):
-    settings = tt.Settings.from_config(cfg, run)
+    settings = tt.Settings.from_profile(parse_profile(cfg), run)
     return tt.run_fingerprint(
         settings,
         seed,
@@ -177,7 +178,7 @@ def _fingerprint(tiny_env, cfg, run="pacs", seed=0, base=None, train_rows=None):
 def test_fingerprint_ignores_steps_cadence_and_labels(tiny_env, small_config):
     reference = _fingerprint(tiny_env, small_config())
     cfg = small_config(steps=99, save_every=7)
-    cfg["runs"]["pacs"] = {**cfg["runs"]["pacs"], "label": "renamed", "ablation": "other"}
+    cfg["runs"]["pacs"] = {**cfg["runs"]["pacs"], "label": "renamed", "ablation": "ref"}
     assert _fingerprint(tiny_env, cfg)["sha256"] == reference["sha256"]
 
 
@@ -187,7 +188,7 @@ def test_fingerprint_ignores_steps_cadence_and_labels(tiny_env, small_config):
         (lambda cfg: cfg["train"].update(eval_problems=3), "eval_problems"),
         (lambda cfg: cfg["train"].update(grad_clip=0.5), "grad_clip"),
         (lambda cfg: cfg["eval"].update(temperature=1.0), "eval_temperature"),
-        (lambda cfg: cfg["method_defaults"]["pacs"].update(beta=2.0), "run.beta"),
+        (lambda cfg: cfg["method_defaults"].update(pacs={"beta": 2.0}), "run.beta"),
     ],
     ids=["eval_problems", "grad_clip", "eval_temperature", "beta"],
 )
@@ -270,3 +271,39 @@ def test_a_failed_checkpoint_write_keeps_the_previous_one(run_copy, monkeypatch,
         tt.save_checkpoint(settings_state, run_copy, ckpt["fingerprint"])
     assert path.read_bytes() == before
     assert sorted(p.name for p in run_copy.iterdir() if p.name.startswith(".")) == []
+
+
+def test_asking_for_fewer_steps_than_the_checkpoint_is_a_clear_error(
+    tiny_env, small_config, run_copy, tmp_path, train_args
+):
+    """A checkpoint at step 2 and --steps 1: one line naming the file and the way out, no
+    traceback of a bare ValueError; the run folder is left as it was."""
+    config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
+    before = {p.name: p.stat().st_mtime_ns for p in run_copy.iterdir()}
+    with pytest.raises(SystemExit) as exc:
+        tt.main(train_args(config, run_copy, "pacs", 0, "--steps", 1))
+    message = str(exc.value)
+    assert message.startswith("error: ")
+    assert str(run_copy / tt.CHECKPOINT_NAME) in message
+    assert "step 2, past the 1 steps asked for" in message and "at least 2 steps" in message
+    assert {p.name: p.stat().st_mtime_ns for p in run_copy.iterdir()} == before
+
+
+def test_temp_files_of_a_killed_run_are_removed_by_the_next(
+    tiny_env, small_config, run_copy, tmp_path, train_args
+):
+    """A run killed mid-write leaves `.checkpoint.pt.*.tmp` (and the like); the next run of the
+    folder deletes them, and leaves files that are not its own alone."""
+    stale = [run_copy / ".checkpoint.pt.k1l3d.tmp", run_copy / ".metrics.jsonl.x9.tmp",
+             run_copy / ".summary.json.ab.tmp"]
+    for path in stale:
+        path.write_bytes(b"partial")
+    (run_copy / ".model.q7z").mkdir()
+    (run_copy / ".model.q7z" / "model.safetensors").write_bytes(b"partial")
+    foreign = run_copy / ".notes.tmp"
+    foreign.write_text("not a training output")
+    config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
+    tt.main(train_args(config, run_copy))
+    assert not any(p.exists() for p in stale) and not (run_copy / ".model.q7z").exists()
+    assert foreign.read_text() == "not a training output"
+    assert json.loads((run_copy / "summary.json").read_text())["resumed"] is True

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from pacs.config import load_config
 from pacs.tiny import sft
 from pacs.tiny.build import build_model
 from pacs.tiny.common import encode_prompts, response_logprobs, sft_batch, sft_loss
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "default.yaml"
 
 
 def test_batch_indices_cover_each_epoch_and_are_seeded():
@@ -82,3 +86,21 @@ def test_sft_cli_writes_model_and_summary(tiny_env, tmp_path, config_file):
     reloaded = AutoModelForCausalLM.from_pretrained(out)
     base = AutoModelForCausalLM.from_pretrained(tiny_env["base"])
     assert not torch.equal(reloaded.model.embed_tokens.weight, base.model.embed_tokens.weight)
+
+
+def test_sft_weights_do_not_depend_on_the_thread_count(tiny_env):
+    """The SFT rule runs with every core Snakemake has (nothing else can run before the base model
+    exists): that must train the very weights a 1-thread run trains. Default model size and batch."""
+    tok = AutoTokenizer.from_pretrained(tiny_env["base"])
+    cfg = load_config(DEFAULT_CONFIG)["models"]["tiny"]
+    weights = {}
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        model = build_model(tok, seed=0, **{k: v for k, v in cfg["build"].items() if k != "vocab_size"})
+        sft.run_sft(
+            model, tok, tiny_env["splits"]["sft"][:256], steps=3,
+            batch_size=cfg["sft"]["batch_size"], lr=cfg["sft"]["lr"], seed=0,
+        )
+        weights[threads] = model.state_dict()
+    torch.set_num_threads(1)
+    assert all(torch.equal(weights[1][k], weights[2][k]) for k in weights[1])

@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from pacs.config import parse_profile
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts, read_jsonl
 
@@ -30,8 +31,8 @@ METHOD_MATRIX = {
 
 def settings_for(cfg: dict, method: str, **knobs) -> tt.Settings:
     cfg = copy.deepcopy(cfg)
-    cfg["runs"]["under_test"] = {"method": method, **knobs}
-    return tt.Settings.from_config(cfg, "under_test")
+    cfg["runs"] = {"under_test": {"method": method, **knobs}}  # the profile's own runs aside
+    return tt.Settings.from_profile(parse_profile(cfg), "under_test")
 
 
 def base_params(base) -> dict[str, torch.Tensor]:
@@ -177,6 +178,10 @@ def test_grpo_uses_clipped_ratio_stats(tiny_env, small_config):
         ("pacs", {"ref": "rollout"}, {"mini_batches": 1}),
         ("pacs", {"ref": "periodic", "ref_reset_every": 1}, {"mini_batches": 1}),
         ("pacs", {"score": "nope"}, {}),
+        ("pacs", {"ref": "rollout", "ref_reset_every": 5}, {}),  # would never reset
+        ("pacs", {"ref": "periodic"}, {}),  # no period
+        ("pacs", {"betta": 2.0}, {}),  # a typo would train at the default beta
+        ("pacs", {"beta": -1.0}, {}),
         ("pacs", {"ref": "sometimes"}, {}),
         ("grpo", {"loss_agg_mode": "token-sum"}, {}),
         ("pacs", {}, {"prompts_per_step": 6, "mini_batches": 4}),
@@ -249,3 +254,46 @@ def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path, tra
     assert read_jsonl(full / "eval_curve.jsonl") == read_jsonl(resumed / "eval_curve.jsonl")
     assert [r["step"] for r in read_jsonl(full / "eval_curve.jsonl")] == [0, 2, 4, 6]
     assert json.loads((resumed / "summary.json").read_text())["resumed"] is True
+
+
+@pytest.mark.parametrize("ref, knobs, skipped", [
+    ("periodic", {"ref_reset_every": 2}, [True, False, True]),
+    ("fixed", {}, [True, False, False]),
+])
+def test_reference_pass_is_skipped_only_when_it_equals_the_rollout(
+    ref, knobs, skipped, tiny_env, small_config, monkeypatch
+):
+    """When the reference holds the policy's weights (fixed: step 1; periodic: right after a
+    reset) its log-probs ARE the old log-probs, bit for bit: skipping its forward pass leaves
+    every log-prob, metric and weight of the run exactly as computing it does."""
+    settings = settings_for(small_config(), "pacs", ref=ref, **knobs)
+    rows = read_jsonl(tiny_env["train"])
+    tokenizer = AutoTokenizer.from_pretrained(tiny_env["base"])
+    prompt_ids = encode_prompts(tokenizer, rows)
+
+    def run(skip_allowed: bool):
+        state = tt.init_state(settings, tiny_env["base"], len(rows), 0)
+        schedule, rows_out = [], []
+        for _ in range(3):
+            schedule.append(tt.reference_is_policy(state, settings))
+            if schedule[-1]:  # the claim itself, on the reference as the step will see it
+                check = copy.deepcopy(state)
+                tt.BRANCHES[settings.method].start_step(check, settings, check.step + 1)
+                ids = torch.randint(3, 50, (4, 12))
+                mask = torch.ones_like(ids)
+                with torch.no_grad():
+                    ref_lp = tt.response_logprobs(check.ref, ids, mask, 5)[0]
+                    old_lp = tt.response_logprobs(check.policy, ids, mask, 5)[0]
+                assert torch.equal(ref_lp, old_lp)
+            with monkeypatch.context() as m:
+                if not skip_allowed:
+                    m.setattr(tt, "reference_is_policy", lambda state, settings: False)
+                row, _ = tt.train_step(state, settings, tokenizer, rows, prompt_ids)
+            rows_out.append({k: v for k, v in row.items() if not k.startswith("time_")})
+        return schedule, rows_out, state.policy.state_dict()
+
+    schedule, fast_rows, fast_weights = run(skip_allowed=True)
+    _, slow_rows, slow_weights = run(skip_allowed=False)
+    assert schedule == skipped
+    assert fast_rows == slow_rows
+    assert all(torch.equal(fast_weights[k], slow_weights[k]) for k in slow_weights)

@@ -203,6 +203,7 @@ def test_short_groups_and_padding_are_dropped_whole_groups_kept():
     assert sel.metrics() == {
         "pacs/groups/kept": 5,
         "pacs/groups/dropped_incomplete": 1,
+        "pacs/groups/missing": 0,
         "pacs/groups/dropped_for_geometry": 0,
         "pacs/groups/padding_rows_dropped": 3,
     }

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.config import DEFAULT_GRAD_CLIP, enable_thinking, load_config, resolve_run
+from pacs.config import load_config, parse_profile
 from pacs.tiny.build import CHAT_TEMPLATE, build_tokenizer
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 
@@ -71,9 +71,10 @@ def _overrides(cfg, run_name, model, tmp_path: Path) -> list[str]:
         val_file="/data/train.parquet",
         out_dir=tmp_path / run_name,
     )
+    profile = parse_profile(cfg)
     return build_overrides(
-        cfg,
-        resolve_run(cfg, run_name),
+        profile,
+        profile.run(run_name),
         model,
         0,
         paths,
@@ -148,7 +149,7 @@ def test_overrides_compose_and_validate(
         overrides
         + [f"actor_rollout_ref.model.path={tiny_hf_dir}", f"critic.model.path={tiny_hf_dir}"]
     )
-    method = resolve_run(cfg, run_name)["method"]
+    method = parse_profile(cfg).run(run_name).method.name
     _check_app_c(c, exp, model, method)
     _check_method(c, run_name)
     check_pacs_config(c)
@@ -164,10 +165,10 @@ def test_overrides_compose_and_validate(
 
 
 def test_token_mean_is_offered_for_baselines(compose, tmp_path):
-    cfg = load_config(PAPER_CONFIGS[0])
+    profile = parse_profile(load_config(PAPER_CONFIGS[0]))
     paths = RunPaths("/d/t.parquet", "/d/t.parquet", tmp_path)
     overrides = build_overrides(
-        cfg, resolve_run(cfg, "grpo"), "qwen3_4b", 0, paths, ClusterShape(1, 8), "/l", "token-mean"
+        profile, profile.run("grpo"), "qwen3_4b", 0, paths, ClusterShape(1, 8), "/l", "token-mean"
     )
     c = compose(overrides)
     assert c.actor_rollout_ref.actor.loss_agg_mode == "token-mean"
@@ -212,13 +213,13 @@ def test_inconsistent_update_count_is_refused(tmp_path):
 def test_micro_batch_must_hold_whole_groups(tmp_path):
     cfg = load_config(PAPER_CONFIGS[0])
     cfg["train"]["micro_batch_per_gpu"] = 12
-    with pytest.raises(ValueError, match="multiple of group_size"):
+    with pytest.raises(ValueError, match="multiple of train.group_size"):
         _overrides(cfg, "pacs", "qwen3_4b", tmp_path)
 
 
 def test_soft_labels_are_refused_on_verl(tmp_path):
     cfg = load_config(PAPER_CONFIGS[0])
-    cfg["method_defaults"]["pacs"]["soft_labels"] = True
+    cfg["method_defaults"] = {"pacs": {"soft_labels": True}}
     with pytest.raises(ValueError, match="tiny engine"):
         _overrides(cfg, "pacs", "qwen3_4b", tmp_path)
 
@@ -274,14 +275,14 @@ def _tiny_grad_clip(value) -> float:
         cfg["train"].pop("grad_clip")
     else:
         cfg["train"]["grad_clip"] = value
-    return Settings.from_config(cfg, "pacs").grad_clip
+    return Settings.from_profile(parse_profile(cfg), "pacs").grad_clip
 
 
 @pytest.mark.parametrize(
-    "value,expected", [(_DROP, DEFAULT_GRAD_CLIP), (0.5, 0.5), (None, float("inf")), (0, float("inf"))]
+    "value,expected", [(_DROP, 1.0), (0.5, 0.5), (None, float("inf")), (0, float("inf"))]
 )
 def test_both_engines_read_grad_clip_the_same_way(value, expected, compose, tmp_path):
-    assert DEFAULT_GRAD_CLIP == 1.0
+    """One default (1.0, docs/design.md §2.9) and one reading of null / <= 0 for both engines."""
     c = compose(_overrides(_paper(grad_clip=value), "ppo", "qwen3_4b", tmp_path))
     assert c.actor_rollout_ref.actor.optim.clip_grad == expected
     assert c.critic.optim.clip_grad == expected
@@ -367,7 +368,7 @@ def test_training_and_evaluation_render_the_same_prompt(
     c = compose(_overrides(cfg, "pacs", "qwen3_4b", tmp_path))
     assert c.data.apply_chat_template_kwargs.enable_thinking is thinking
     verl_ids = _verl_prompt_ids(c, thinking_tokenizer, tmp_path)
-    eval_text = render_prompt(thinking_tokenizer, MESSAGES, enable_thinking(cfg))
+    eval_text = render_prompt(thinking_tokenizer, MESSAGES, parse_profile(cfg).prompt.enable_thinking)
     assert thinking_tokenizer.decode(verl_ids) == eval_text
     assert verl_ids == thinking_tokenizer(eval_text, add_special_tokens=False)["input_ids"]
     assert eval_text.endswith("<|im_start|>assistant\n" if thinking else "<think>\n\n</think>\n\n")

@@ -121,7 +121,7 @@ def smoke_run(tmp_path_factory):
         [
             sys.executable,
             "-m",
-            "pacs.verl_plugin.smoke",
+            "pacs.tiny.smoke",
             "--config",
             str(CONFIG),
             "--out",

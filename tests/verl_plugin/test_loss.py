@@ -194,3 +194,18 @@ def test_multi_rank_needs_the_global_batch_size():
 def test_config_rejects_unknown_score():
     with pytest.raises(ValueError, match="score"):
         PACSPolicyLossConfig(score="ppo")
+
+
+def test_weights_that_do_not_match_the_groups_are_refused():
+    """Rows swapped between two groups keep every row's own signed weight, so labels and weights
+    decode fine row by row, but grouped by rollout.n they no longer match balanced_weights."""
+    logp, old, mask, _, adv = _batch()
+    # rows 1 (group 0, label 0, w = 4/6) and 4 (group 1, all-correct, w = 1) trade places
+    order = list(range(GROUPS * N))
+    order[1], order[4] = 4, 1
+    with pytest.raises(ValueError, match=r"do not match the labels grouped by rollout.n=4"):
+        compute_policy_loss_pacs(
+            old[order], logp[order], adv[order], mask[order], config=_actor_config()
+        )
+    # the driver's own order passes, also with advantages stored in bf16
+    compute_policy_loss_pacs(old, logp, adv.bfloat16().float(), mask, config=_actor_config())

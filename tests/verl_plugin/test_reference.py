@@ -14,34 +14,38 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
+from pacs.methods import RefSchedule
 from pacs.verl_plugin.reference import (
-    ReferenceSettings,
     copy_parameters,
-    reset_due,
     reset_optimizer_state,
+    schedule_from_algorithm_config,
 )
 
 
 def test_reset_schedule():
-    periodic = ReferenceSettings("periodic", 3)
-    assert [s for s in range(1, 11) if reset_due(periodic, s)] == [4, 7, 10]
-    assert [s for s in range(1, 5) if reset_due(ReferenceSettings("periodic", 1), s)] == [2, 3, 4]
+    periodic = RefSchedule("periodic", 3)
+    assert [s for s in range(1, 11) if periodic.reset_due(s)] == [4, 7, 10]
+    assert [s for s in range(1, 5) if RefSchedule("periodic", 1).reset_due(s)] == [2, 3, 4]
     assert not any(
-        reset_due(ReferenceSettings(mode), s) for mode in ("rollout", "fixed") for s in range(1, 20)
+        RefSchedule(mode).reset_due(s) for mode in ("rollout", "fixed") for s in range(1, 20)
     )
 
 
 def test_settings_validate_and_read_verl_config():
-    assert ReferenceSettings.from_algorithm_config(
-        OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 5}})
-    ) == ReferenceSettings("periodic", 5)
-    assert ReferenceSettings.from_algorithm_config(OmegaConf.create({})) == ReferenceSettings(
-        "rollout", 1
+    read = schedule_from_algorithm_config
+    assert read(OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 5}})) == RefSchedule(
+        "periodic", 5
     )
-    with pytest.raises(ValueError, match="ref must be one of"):
-        ReferenceSettings("sometimes")
+    assert read(OmegaConf.create({})) == RefSchedule("rollout", 1)
+    assert read(OmegaConf.create({"pacs": {"ref": "fixed", "ref_reset_every": None}})) == RefSchedule(
+        "fixed", 1
+    )
+    with pytest.raises(ValueError, match=r"(?s)algorithm.pacs: .*ref"):
+        read(OmegaConf.create({"pacs": {"ref": "sometimes"}}))
     with pytest.raises(ValueError, match="ref_reset_every"):
-        ReferenceSettings("periodic", 0)
+        read(OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 0}}))
+    with pytest.raises(ValueError, match="never resets"):
+        read(OmegaConf.create({"pacs": {"ref": "rollout", "ref_reset_every": 5}}))
 
 
 def _pair():
@@ -180,7 +184,7 @@ def _trainer(mode: str, every: int):
     from pacs.verl_plugin.trainer import PACSTrainerSync
 
     trainer = object.__new__(PACSTrainerSync)
-    trainer.ref_settings = ReferenceSettings(mode, every)
+    trainer.ref_settings = RefSchedule(mode, every)
     trainer.actor_rollout_wg = _RecordingWG()
     trainer._steps_in_this_process = 0
     return trainer
@@ -211,15 +215,17 @@ def test_trainer_resume_inside_a_period_resets_weights_only():
 def test_trainer_builds_the_ref_worker_for_periodic(compose, tmp_path):
     from verl.trainer.ppo.utils import Role
 
-    from pacs.config import load_config
+    from pacs.config import load_config, parse_profile
     from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
     from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")
-    run = {"name": "p", "method": "pacs", "ref": "periodic", "ref_reset_every": 4}
+    cfg["runs"]["p"] = {"method": "pacs", "ref": "periodic", "ref_reset_every": 4}
+    profile = parse_profile(cfg)
     c = compose(
         build_overrides(
-            cfg, run, "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path), ClusterShape(1, 8), "/l"
+            profile, profile.run("p"), "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path),
+            ClusterShape(1, 8), "/l",
         )
     )
     trainer = _trainer("periodic", 4)
@@ -268,15 +274,17 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
     """Registered as "pacs_sync", it must still get verl's *sync* replay buffer and data path."""
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-    from pacs.config import load_config, resolve_run
+    from pacs.config import load_config, parse_profile
     from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
     from pacs.verl_plugin.trainer import PACSTrainerSync
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")
-    run = {**resolve_run(cfg, "pacs"), "ref": ref, "ref_reset_every": 4}
+    cfg["runs"]["p"] = {"method": "pacs", "ref": ref, **({"ref_reset_every": 4} if ref == "periodic" else {})}
+    profile = parse_profile(cfg)
     c = compose(
         build_overrides(
-            cfg, run, "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path), ClusterShape(1, 8), "/l"
+            profile, profile.run("p"), "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path),
+            ClusterShape(1, 8), "/l",
         )
     )
     assert c.trainer.v1.trainer_mode == "pacs_sync"

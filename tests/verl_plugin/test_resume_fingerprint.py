@@ -91,7 +91,7 @@ CHANGES = {
     "lr": ({}, lambda cfg: cfg["train"].update(lr=2e-6), "actor_rollout_ref.actor.optim.lr"),
     "beta": (
         {},
-        lambda cfg: cfg["method_defaults"]["pacs"].update(beta=2.0),
+        lambda cfg: cfg.setdefault("method_defaults", {}).update(pacs={"beta": 2.0}),
         "actor_rollout_ref.actor.policy_loss.beta",
     ),
     "extra_override": ({}, None, "actor_rollout_ref.actor.optim.lr"),

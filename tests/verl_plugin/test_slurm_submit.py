@@ -26,7 +26,6 @@ from snakemake_executor_plugin_slurm.submit_string import get_submit_command
 from snakemake_executor_plugin_slurm.utils import set_gres_string
 from snakemake_executor_plugin_slurm.validation import validate_slurm_extra
 
-REPO = Path(__file__).resolve().parents[2]
 JOB_EXEC = "python -m snakemake --mode remote <job>"  # what format_job_exec returns; not ours
 NODES = {"qwen3_4b": ("gpu01",), "qwen3_8b": ("gpu01", "gpu02")}
 
@@ -36,8 +35,9 @@ def _value(text: str):
 
 
 @pytest.fixture(scope="module")
-def train_resources() -> dict[str, dict]:
-    """model -> the resources of its `pacs` training job in the paper dry run."""
+def train_resources(workflow_copy) -> dict[str, dict]:
+    """model -> the resources of its `pacs` training job in the paper dry run (in a copy of the
+    workflow: in the repo, finished jobs would be missing from the dry run)."""
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
@@ -45,7 +45,7 @@ def train_resources() -> dict[str, dict]:
     }
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--profile", "slurm"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=workflow_copy, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     found = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.config import load_config, resolve_run
+from pacs.config import load_config, load_profile
 from pacs.verl_plugin import slurm, train
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 
@@ -86,10 +86,11 @@ def test_dry_run_prints_the_full_verl_command(config_path, run_name, model, caps
     )
     paths = RunPaths("/data/train.parquet", "/data/train.parquet", out.resolve())
     log = str(out.resolve() / "verl_logs" / "attempt-001.jsonl")
+    profile = load_profile(config_path)
     assert cmd[3:] == build_overrides(
-        cfg, resolve_run(cfg, run_name), model, 0, paths, shape, log
+        profile, profile.run(run_name), model, 0, paths, shape, log
     ) + [f"hydra.run.dir={out.resolve() / 'hydra'}"]
-    expected_mode = "pacs_sync" if resolve_run(cfg, run_name)["method"] == "pacs" else "sync"
+    expected_mode = "pacs_sync" if profile.run(run_name).method.name == "pacs" else "sync"
     assert f"trainer.v1.trainer_mode={expected_mode}" in cmd
     assert f"trainer.default_local_dir={out.resolve() / 'checkpoints'}" in cmd
 

@@ -1,37 +1,38 @@
-# Shared names and parameter helpers. Rules get every value from these functions (no lambdas),
-# and stages get every value as a command-line argument: src/ never reads Snakemake's config.
+# Paths and parameters of the rules, all read from SPEC (the validated pacs.config.Profile that the
+# Snakefile built) and MATRIX (its experiment matrix, which the report reads too). Rules get every
+# value from these functions (no lambdas); stages get every value as a command-line argument.
+import dataclasses
 import json
 import os
-import tempfile
 from pathlib import Path
-
-import yaml
 
 from snakemake.logging import logger
 
-from pacs.config import OFFLINE_ENV, enable_thinking, model_source, resolve_run, seeds_for
+from pacs.config import BASE_RUN, OFFLINE_ENV
 
-PROFILE = config["profile"]
-ENGINE = config["engine"]
-RES = f"results/{PROFILE}"
-FIG = f"paper_figures/{PROFILE}"
-THREADS = int(config.get("threads_per_job", 1))
-EVAL = config["eval"]
-DATA = config["data"]
-MODELS = list(config["models"])
-RUNS = {name: resolve_run(config, name) for name in config["runs"]}
-BENCHMARKS = list(DATA["benchmarks"])
-DIVERSITY_BENCHMARKS = list(DATA.get("diversity_benchmarks", []))
+MATRIX = SPEC.matrix
+ENGINE = SPEC.engine
+RES = f"results/{SPEC.profile}"
+FIG = f"paper_figures/{SPEC.profile}"
+THREADS = SPEC.threads_per_job
+EVAL = SPEC.eval
+DATA = SPEC.data
+MODELS = list(SPEC.models)
+BENCHMARKS = list(DATA.benchmarks)
+DIVERSITY_BENCHMARKS = list(DATA.diversity_benchmarks)
 SYNTHETIC = "synthetic"
+# Software environment of every rule (the cluster env; the tiny profile runs in .venv without
+# --use-conda, which ignores this).
+ENV_FILE = "../../environment.yml"
 
 
 # ------------------------------------------------------------------ downloads and offline mode
 # Compute nodes may have no internet. Every download happens in a local rule, on the host that
 # runs snakemake: benchmark files (prepare_eval), the training set (prepare_train), and each hub
-# snapshot a compute job reads (fetch_hub): a verl model without a local `path` is fetched into
-# RES/hub/<model>, which then becomes its `path`, and a hub embedder likewise. Compute jobs thus
-# read local files only and run with the hub switched off (OFFLINE_ENV), so a forgotten download
-# fails at once instead of hanging. `make fetch` runs just the downloads.
+# snapshot a compute job reads (fetch_hub, into RES/hub/<name>): a verl model without a local
+# `path`, and a hub embedder. Compute jobs read those folders and run with the hub switched off
+# (OFFLINE_ENV), so a forgotten download fails at once instead of hanging. `make fetch` runs
+# just the downloads.
 EMBEDDER = "diversity-embedder"
 
 
@@ -47,21 +48,16 @@ def hub_downloads() -> dict:
     """name -> {repo_id, revision} of every hub snapshot a compute job reads."""
     found = {}
     if ENGINE == "verl":
-        for model, spec in config["models"].items():
-            if not spec.get("path"):
-                found[model] = {"repo_id": model_source(spec), "revision": spec.get("revision")}
-    embedder = config["diversity"]["embedder"]
-    if DIVERSITY_BENCHMARKS and "/" in embedder and not Path(embedder).is_dir():
-        found[EMBEDDER] = {
-            "repo_id": embedder, "revision": config["diversity"].get("embedder_revision")
-        }
+        for name, model in SPEC.models.items():
+            if not model.path:
+                found[name] = {"repo_id": model.source, "revision": model.revision}
+    div = SPEC.diversity
+    if DIVERSITY_BENCHMARKS and "/" in div.embedder and not Path(div.embedder).is_dir():
+        found[EMBEDDER] = {"repo_id": div.embedder, "revision": div.embedder_revision}
     return found
 
 
 HUB = hub_downloads()
-for _model in MODELS:
-    if _model in HUB:
-        config["models"][_model]["path"] = hub_dir(_model)  # what training and evaluation read
 
 if workflow.remote_exec:  # a job on a compute node (the slurm executor's sbatch/srun)
     os.environ.update(OFFLINE_ENV)
@@ -83,7 +79,16 @@ def embedder_download(wildcards=None) -> list[str]:
 
 
 def embedder_arg(wildcards=None) -> str:
-    return hub_dir(EMBEDDER) if EMBEDDER in HUB else config["diversity"]["embedder"]
+    return hub_dir(EMBEDDER) if EMBEDDER in HUB else SPEC.diversity.embedder
+
+
+def model_weights(model) -> str:
+    """Where a paper-scale model's weights are read: its fetched folder, else its source."""
+    return hub_dir(model) if model in HUB else SPEC.models[model].source
+
+
+def model_path_arg(wildcards) -> str:
+    return model_weights(wildcards.model)
 
 
 def all_downloads() -> list[str]:
@@ -94,48 +99,7 @@ def all_downloads() -> list[str]:
     return files + [benchmark_file(b) for b in BENCHMARKS]
 
 
-def write_resolved_config() -> str:
-    """The merged config (profile file + --config overrides) as the stages' --config file.
-
-    Rewritten only when its content changes, and never by a dry run, so a `-n` with other
-    settings cannot change what running jobs read. Its path is stable on purpose: it is a param of
-    many rules, and the per-rule `settings` params below decide what reruns.
-    """
-    path = Path(RES) / "config.yaml"
-    text = yaml.safe_dump(dict(config), sort_keys=False)
-    if workflow.output_settings.dryrun or (path.exists() and path.read_text() == text):
-        return str(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-    return str(path)
-
-
-CONFIG_FILE = write_resolved_config()
-
-
 # ------------------------------------------------------------------ the experiment matrix
-
-
-def run_models(run: str) -> list[str]:
-    return [m for m in RUNS[run].get("models", MODELS) if m in MODELS]
-
-
-def train_jobs() -> list[tuple[str, str, int]]:
-    """(model, run, seed) for every training run: models × runs × the run's seeds."""
-    return [
-        (model, run, seed)
-        for run in RUNS
-        for model in run_models(run)
-        for seed in seeds_for(config, RUNS[run])
-    ]
-
-
-def eval_jobs() -> list[tuple[str, str, int]]:
-    """Every trained model plus each base model (run 'base', seed 0)."""
-    return [(model, "base", 0) for model in MODELS] + train_jobs()
 
 
 def train_dir(model, run, seed) -> str:
@@ -146,29 +110,46 @@ def eval_dir(model, run, seed, benchmark) -> str:
     return f"{RES}/eval/{model}/{run}/seed{seed}/{benchmark}"
 
 
-def curve_steps(model) -> list[int]:
-    """Paper scale: checkpoint steps evaluated for Fig. 3 (every eval.curve_every steps)."""
-    every = EVAL.get("curve_every")
-    if ENGINE != "verl" or not every:
-        return []
-    return list(range(every, int(config["models"][model]["steps"]) + 1, every))
+def curve_dir(model, run, seed, step, benchmark) -> str:
+    return f"{RES}/curve/{model}/{run}/seed{seed}/step{step}/{benchmark}"
 
 
 def all_passk() -> list[str]:
-    files = [f"{eval_dir(m, r, s, b)}/passk.json" for m, r, s in eval_jobs() for b in BENCHMARKS]
-    for m, r, s in train_jobs():
-        for step in curve_steps(m):
-            for b in EVAL.get("curve_benchmarks", []):
-                files.append(f"{RES}/curve/{m}/{r}/seed{s}/step{step}/{b}/passk.json")
-    return files
+    files = [f"{eval_dir(m, r, s, b)}/passk.json" for m, r, s in MATRIX.eval_jobs for b in BENCHMARKS]
+    return files + [f"{curve_dir(*job)}/passk.json" for job in MATRIX.curve_jobs]
 
 
 def all_train_summaries() -> list[str]:
-    return [f"{train_dir(m, r, s)}/summary.json" for m, r, s in train_jobs()]
+    return [f"{train_dir(m, r, s)}/summary.json" for m, r, s in MATRIX.train_jobs]
 
 
 def all_diversity() -> list[str]:
     return [f"{RES}/diversity/{m}/{b}.json" for m in MODELS for b in DIVERSITY_BENCHMARKS]
+
+
+# The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run.
+PATHS_TASK = DATA.synthetic is not None and DATA.synthetic.task == "paths"
+
+
+def all_paths() -> list[str]:
+    """paths.json of every evaluated run on the synthetic benchmark (none for other tasks)."""
+    if not PATHS_TASK or SYNTHETIC not in BENCHMARKS:
+        return []
+    return [f"{eval_dir(m, r, s, SYNTHETIC)}/paths.json" for m, r, s in MATRIX.eval_jobs]
+
+
+def paths_benchmark_input(wildcards) -> str:
+    return benchmark_file(wildcards.benchmark)
+
+
+def tree_job(tree) -> dict:
+    """The parts of an evaluation folder below RES: eval/<model>/<run>/seed<s>/<benchmark> or
+    curve/<model>/<run>/seed<s>/step<k>/<benchmark> (a checkpoint of the Fig. 3 curve)."""
+    parts = tree.split("/")
+    job = {"kind": parts[0], "model": parts[1], "run": parts[2], "seed": parts[3].removeprefix("seed")}
+    if job["kind"] == "curve":
+        job["step"] = parts[4].removeprefix("step")
+    return {**job, "benchmark": parts[-1]}
 
 
 # ------------------------------------------------------------------ data
@@ -181,31 +162,27 @@ def benchmark_file(benchmark) -> str:
 
 
 def prepare_eval_source_args(wildcards) -> str:
-    """`--source local --path P` when config gives a local file, else the pinned HF source.
-
-    data.revisions.<benchmark> overrides (or supplies, for amc23 and gpqa) the HF revision;
-    data.livecodebench_window: {start, end} or "all" replaces the paper's 2024-07-01..2025-01-01.
-    """
-    benchmark = wildcards.benchmark
-    local = (DATA.get("benchmark_paths") or {}).get(benchmark)
-    args = f"--source local --path {local}" if local else "--source hf"
-    revision = (DATA.get("revisions") or {}).get(benchmark)
-    if revision and not local:
-        args += f" --revision {revision}"
-    window = DATA.get("livecodebench_window")
-    if benchmark == "livecodebench" and window == "all":
-        args += " --all-dates"
-    elif benchmark == "livecodebench" and window:
-        args += f" --start-date {window['start']} --end-date {window['end']}"
-    return args
+    return DATA.prepare_eval_args(wildcards.benchmark)
 
 
 def synthetic_args(wildcards=None) -> str:
-    s = DATA["synthetic"]
-    return (
-        f"--seed {s['seed']} --n-sft {s['n_sft']} --n-train {s['n_train']} --n-test {s['n_test']} "
-        f"--min-steps {s['min_steps']} --max-steps {s['max_steps']} --max-operand {s['max_operand']}"
-    )
+    return DATA.synthetic.cli_args()  # the task's own knobs (arithmetic or paths: design §10)
+
+
+def train_source_args(wildcards=None) -> str:
+    """DeepScaleR from a local file when data.train_path is set, else the pinned HF dataset;
+    overlong prompts are filtered with the first model's tokenizer (App. C: max prompt 1024)."""
+    source = f"--source local --path {DATA.train_path}" if DATA.train_path else "--source hf"
+    return (f"{source} --tokenizer {model_weights(MODELS[0])} "
+            f"--max-prompt-length {SPEC.train.max_prompt_length}")
+
+
+def train_tokenizer_download(wildcards=None) -> list[str]:
+    return [hub_marker(MODELS[0])] if MODELS[0] in HUB else []
+
+
+def tree_benchmark_input(wildcards) -> str:
+    return benchmark_file(tree_job(wildcards.tree)["benchmark"])
 
 
 # ------------------------------------------------------------------ models
@@ -215,116 +192,74 @@ def base_model_dir(model) -> str:
     return f"{RES}/models/{model}/base"
 
 
-def base_model_arg(model) -> str:
-    """Tiny: the SFT warm-up folder; paper: the base model's local folder (models.<m>.path, or
-    the one fetch_hub fills)."""
-    if ENGINE == "tiny":
-        return base_model_dir(model)
-    return model_source(config["models"][model])
-
-
-def trained_model_dir(model, run, seed) -> str:
-    """Both engines leave the final policy as an HF folder `model/` (verl: merged from FSDP)."""
-    return f"{train_dir(model, run, seed)}/model"
-
-
 def eval_model_input(wildcards) -> list[str]:
-    if wildcards.run == "base":
+    """What an evaluation waits for: the base model (tiny: the SFT warm-up; paper: its download),
+    a finished run, or a merged checkpoint."""
+    job = tree_job(wildcards.tree)
+    model, run, seed = job["model"], job["run"], job["seed"]
+    if job["kind"] == "curve":
+        return [f"{train_dir(model, run, seed)}/step{job['step']}/hf/config.json"]
+    if run == BASE_RUN:
         if ENGINE == "tiny":
-            return [f"{base_model_dir(wildcards.model)}/sft_summary.json"]
-        return model_download(wildcards)
-    return [f"{train_dir(wildcards.model, wildcards.run, wildcards.seed)}/summary.json"]
+            return [f"{base_model_dir(model)}/sft_summary.json"]
+        return [hub_marker(model)] if model in HUB else []
+    return [f"{train_dir(model, run, seed)}/summary.json"]
 
 
 def eval_model_arg(wildcards) -> str:
-    if wildcards.run == "base":
-        return base_model_arg(wildcards.model)
-    return trained_model_dir(wildcards.model, wildcards.run, wildcards.seed)
-
-
-def curve_model_arg(wildcards) -> str:
-    return f"{train_dir(wildcards.model, wildcards.run, wildcards.seed)}/step{wildcards.step}/hf"
+    """Both engines leave a run's final policy as an HF folder `model/` (verl: merged from FSDP)."""
+    job = tree_job(wildcards.tree)
+    model, run, seed = job["model"], job["run"], job["seed"]
+    if job["kind"] == "curve":
+        return f"{train_dir(model, run, seed)}/step{job['step']}/hf"
+    if run == BASE_RUN:
+        return base_model_dir(model) if ENGINE == "tiny" else model_weights(model)
+    return f"{train_dir(model, run, seed)}/model"
 
 
 # ------------------------------------------------------------------ evaluation settings
 
 
-def generate_args(wildcards=None) -> str:
+def generate_args(wildcards=None, n=None) -> str:
     args = (
-        f"--backend {EVAL['backend']} --n {EVAL['n_samples']} --temperature {EVAL['temperature']} "
-        f"--top-p {EVAL['top_p']} --max-new-tokens {EVAL['max_new_tokens']} --seed {EVAL['seed']}"
+        f"--backend {EVAL.backend} --n {n or EVAL.n_samples} --temperature {EVAL.temperature} "
+        f"--top-p {EVAL.top_p} --max-new-tokens {EVAL.max_new_tokens} --seed {EVAL.seed}"
     )
-    if EVAL.get("limit"):
-        args += f" --limit {EVAL['limit']}"
+    if EVAL.limit:
+        args += f" --limit {EVAL.limit}"
     # The same chat-template switch as training (verl data.apply_chat_template_kwargs).
-    return args + (" --enable-thinking" if enable_thinking(config) else " --no-enable-thinking")
+    return args + (" --enable-thinking" if SPEC.prompt.enable_thinking else " --no-enable-thinking")
 
 
 def passk_args(wildcards) -> str:
+    job = tree_job(wildcards.tree)
     return (
-        f"--benchmark {wildcards.benchmark} --model {wildcards.model} --run {wildcards.run} "
-        f"--seed {wildcards.seed} --bootstrap {EVAL.get('bootstrap', 1000)}"
+        f"--benchmark {job['benchmark']} --model {job['model']} --run {job['run']} "
+        f"--seed {job['seed']} --bootstrap {EVAL.bootstrap}"
     )
-
-
-def diversity_runs(model) -> list[tuple[str, int]]:
-    """Base and the main runs (first seed each): Table 3 and the Fig. 5b PCA."""
-    runs = [("base", 0)]
-    for run, spec in RUNS.items():
-        if spec.get("ablation", "main") == "main" and model in run_models(run):
-            runs.append((run, seeds_for(config, spec)[0]))
-    return runs
 
 
 def diversity_inputs(wildcards) -> list[str]:
     return [
         f"{eval_dir(wildcards.model, run, seed, wildcards.benchmark)}/graded.jsonl"
-        for run, seed in diversity_runs(wildcards.model)
+        for run, seed in MATRIX.diversity_runs(wildcards.model)
     ]
 
 
 def pca_sample_args(wildcards=None) -> str:
     """Fig. 5b's problem sample: a seeded random subset shared by all methods, or every problem."""
-    div = config["diversity"]
-    n = div.get("pca_problems")
-    sample = "" if n is None else f"--pca-problems {int(n)} "
-    return f"{sample}--pca-seed {int(div.get('pca_seed', 0))}"
+    div = SPEC.diversity
+    sample = "" if div.pca_problems is None else f"--pca-problems {div.pca_problems} "
+    return f"{sample}--pca-seed {div.pca_seed}"
 
 
 def diversity_labels(wildcards) -> str:
-    return " ".join(run for run, _ in diversity_runs(wildcards.model))
-
-
-def train_source_args(wildcards=None) -> str:
-    """DeepScaleR from a local file when data.train_path is set, else the pinned HF dataset;
-    overlong prompts are filtered with the first model's tokenizer (App. C: max prompt 1024)."""
-    tokenizer = model_source(config["models"][MODELS[0]])
-    source = f"--source local --path {DATA['train_path']}" if DATA.get("train_path") else "--source hf"
-    return f"{source} --tokenizer {tokenizer} --max-prompt-length {config['train']['max_prompt_length']}"
-
-
-def train_tokenizer_download(wildcards=None) -> list[str]:
-    return [hub_marker(MODELS[0])] if MODELS[0] in HUB else []
-
-
-def benchmark_input(wildcards) -> str:
-    return benchmark_file(wildcards.benchmark)
-
-
-def tree_benchmark_input(wildcards) -> str:
-    """The benchmark of an eval/... or curve/... folder is its last path component."""
-    return benchmark_file(Path(wildcards.tree).name)
+    return " ".join(run for run, _ in MATRIX.diversity_runs(wildcards.model))
 
 
 def verl_nodes(wildcards) -> int:
-    """Nodes for one verl training run: runs.<r>.nnodes, else models.<m>.nnodes, else 1."""
-    run = RUNS[wildcards.run]
-    return int(run.get("nnodes") or config["models"][wildcards.model].get("nnodes", 1))
-
-
-# Software environment of every rule (the cluster env; the tiny profile runs in .venv without
-# --use-conda, which ignores this).
-ENV_FILE = "../../environment.yml"
+    """Nodes for one verl training run: runs.<r>.nnodes, else models.<m>.nnodes."""
+    return SPEC.nodes(wildcards.run, wildcards.model)
 
 
 def output_dir(wildcards, output) -> str:
@@ -337,35 +272,36 @@ def input_dir(wildcards, input) -> str:
     return str(Path(input[0]).parent)
 
 
-# ------------------------------------------------------------------ provenance
-# Stages read their settings from CONFIG_FILE, which is deliberately not an input (any edit would
-# rerun everything). Instead each job records the settings it depends on in a `settings` param;
-# Snakemake reruns a job when its params change, so editing e.g. models.tiny.sft.steps reruns the
-# SFT and everything downstream of it, and nothing else.
-
-
-def _canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
-def build_settings(wildcards) -> str:
-    model = config["models"][wildcards.model]
-    return _canonical({"build": model.get("build"), "data": DATA.get("synthetic")})
-
-
-def sft_settings(wildcards) -> str:
-    return _canonical({"sft": config["models"][wildcards.model].get("sft"), "eval": EVAL})
-
-
-def train_settings(wildcards) -> str:
-    return _canonical({"run": RUNS[wildcards.run], "train": config["train"], "eval": EVAL,
-                       "model": config["models"][wildcards.model]})
-
-
 def results_root(wildcards) -> str:
     return RES
 
 
+# ------------------------------------------------------------------ provenance
+# Stages read their settings from CONFIG_FILE, which is deliberately not an input (any edit would
+# rerun everything). Instead each job records the spec values it depends on in a `settings` param;
+# Snakemake reruns a job when its params change, so editing e.g. models.tiny.sft.steps reruns the
+# SFT and everything downstream of it, and nothing else.
+
+
+def _canonical(*values) -> str:
+    plain = [dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in values]
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"))
+
+
+def build_settings(wildcards) -> str:
+    return _canonical(SPEC.models[wildcards.model].build, DATA.synthetic)
+
+
+def sft_settings(wildcards) -> str:
+    held_out = {"eval_problems": SPEC.train.eval_problems, "eval_samples": SPEC.train.eval_samples}
+    return _canonical(SPEC.models[wildcards.model].sft, EVAL, held_out)
+
+
+def train_settings(wildcards) -> str:
+    run = SPEC.runs[wildcards.run]
+    return _canonical(run.method, SPEC.train, EVAL, SPEC.models[wildcards.model])
+
+
 def report_settings(wildcards) -> str:
     """The report reads the whole config (runs, labels, models, mini-batch note)."""
-    return _canonical(dict(config))
+    return _canonical(SPEC)

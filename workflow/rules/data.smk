@@ -44,7 +44,9 @@ rule prepare_synthetic:
         "python -m pacs.data prepare-synthetic --out-dir {params.out_dir} {params.args} > {log} 2>&1"
 
 
-rule prepare_eval:
+# A checkpoint: the number of generate shards of a benchmark follows from its problem count
+# (evaluate.smk, eval.shard); `make fetch` prepares every benchmark file before the GPU jobs.
+checkpoint prepare_eval:
     output:
         f"{RES}/data/eval/{{benchmark}}.jsonl",
     params:

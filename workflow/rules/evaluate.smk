@@ -1,47 +1,55 @@
 # Evaluation: generate -> grade -> pass@k, for every trained model and each base model, on every
-# configured benchmark. At paper scale, checkpoints every eval.curve_every steps too (Fig. 3).
+# configured benchmark; at paper scale, checkpoints every eval.curve_every steps too (Fig. 3). One
+# rule per stage serves both: the `tree` wildcard is eval/<model>/<run>/seed<s>/<benchmark> or
+# curve/<model>/<run>/seed<s>/step<k>/<benchmark> (common.smk, tree_job).
 
 
+# Generation is scattered over shards of problems and gathered into samples.jsonl (helpers:
+# shards.smk): eval.shard sizes a shard to fit the generate jobs' time limit; unset, one shard.
 rule generate:
     input:
         model=eval_model_input,
-        benchmark=benchmark_input,
+        benchmark=tree_benchmark_input,
     output:
-        f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/samples.jsonl",
+        f"{RES}/{{tree}}/shards/{{shard}}.jsonl",
     params:
         model=eval_model_arg,
-        args=generate_args,
+        args=tree_generate_args,
+        shard=shard_args,
     conda:
         ENV_FILE
     log:
-        f"{RES}/logs/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/generate.log",
+        f"{RES}/logs/{{tree}}/generate_{{shard}}.log",
     benchmark:
-        f"{RES}/benchmarks/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/generate.tsv"
+        f"{RES}/benchmarks/{{tree}}/generate_{{shard}}.tsv"
+    wildcard_constraints:
+        tree=r"(eval|curve)/.+",
+        shard=r"\d+",
     threads: THREADS
     shell:
         "python -m pacs.evaluation.generate --model {params.model} --benchmark-file {input.benchmark} "
-        "--out {output} {params.args} --threads {threads} > {log} 2>&1"
+        "--out {output} {params.args} {params.shard} --threads {threads} > {log} 2>&1"
 
 
-rule generate_checkpoint:
+rule gather_samples:
     input:
-        model=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/step{{step}}/hf/config.json",
-        benchmark=benchmark_input,
+        shards=shard_files,
+        benchmark=tree_benchmark_input,
     output:
-        f"{RES}/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/samples.jsonl",
+        f"{RES}/{{tree}}/samples.jsonl",
     params:
-        model=curve_model_arg,
-        args=generate_args,
+        args=gather_args,
     conda:
         ENV_FILE
     log:
-        f"{RES}/logs/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/generate.log",
+        f"{RES}/logs/{{tree}}/gather.log",
     benchmark:
-        f"{RES}/benchmarks/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/generate.tsv"
-    threads: THREADS
+        f"{RES}/benchmarks/{{tree}}/gather.tsv"
+    wildcard_constraints:
+        tree=r"(eval|curve)/.+",
     shell:
-        "python -m pacs.evaluation.generate --model {params.model} --benchmark-file {input.benchmark} "
-        "--out {output} {params.args} --threads {threads} > {log} 2>&1"
+        "python -m pacs.evaluation.shards gather {input.shards} --benchmark-file {input.benchmark} "
+        "{params.args} --out {output} > {log} 2>&1"
 
 
 rule grade:
@@ -66,37 +74,20 @@ rule grade:
 
 rule passk:
     input:
-        f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/graded.jsonl",
+        f"{RES}/{{tree}}/graded.jsonl",
     output:
-        json=f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/passk.json",
-        csv=f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/passk.csv",
+        json=f"{RES}/{{tree}}/passk.json",
+        csv=f"{RES}/{{tree}}/passk.csv",
     params:
         args=passk_args,
     conda:
         ENV_FILE
     log:
-        f"{RES}/logs/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/passk.log",
+        f"{RES}/logs/{{tree}}/passk.log",
     benchmark:
-        f"{RES}/benchmarks/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/passk.tsv"
-    shell:
-        "python -m pacs.evaluation.passk --graded {input} --out-json {output.json} "
-        "--out-csv {output.csv} {params.args} > {log} 2>&1"
-
-
-rule passk_checkpoint:
-    input:
-        f"{RES}/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/graded.jsonl",
-    output:
-        json=f"{RES}/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/passk.json",
-        csv=f"{RES}/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/passk.csv",
-    params:
-        args=passk_args,
-    conda:
-        ENV_FILE
-    log:
-        f"{RES}/logs/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/passk.log",
-    benchmark:
-        f"{RES}/benchmarks/curve/{{model}}/{{run}}/seed{{seed}}/step{{step}}/{{benchmark}}/passk.tsv"
+        f"{RES}/benchmarks/{{tree}}/passk.tsv"
+    wildcard_constraints:
+        tree=r"(eval|curve)/.+",
     shell:
         "python -m pacs.evaluation.passk --graded {input} --out-json {output.json} "
         "--out-csv {output.csv} {params.args} > {log} 2>&1"

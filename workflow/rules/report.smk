@@ -6,6 +6,7 @@ rule report:
         passk=all_passk(),
         train=all_train_summaries(),
         diversity=all_diversity(),
+        paths=all_paths(),
     output:
         f"{FIG}/README.md",
     params:

@@ -41,7 +41,9 @@ if ENGINE == "tiny":
             f"{RES}/logs/train/sft_{{model}}.log",
         benchmark:
             f"{RES}/benchmarks/train/sft_{{model}}.tsv"
-        threads: THREADS
+        # Every core: nothing else can run before the base model exists, and the weights do not
+        # depend on the thread count (tests/tiny/test_sft.py).
+        threads: workflow.cores
         shell:
             "python -m pacs.tiny.sft --config {params.config} --model {wildcards.model} "
             "--init {params.init} --data {input.sft} --eval-data {input.test} --out {params.out} "
@@ -97,11 +99,13 @@ else:
         input:
             train=f"{RES}/data/train.parquet",
             model=model_download,
+            preflight=PREFLIGHT,  # preflight.smk: the checks ran on a compute node first
         output:
             summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
         params:
             out=output_dir,
             config=CONFIG_FILE,
+            model_path=model_path_arg,
             settings=train_settings,
         conda:
             ENV_FILE
@@ -113,7 +117,8 @@ else:
             nodes=verl_nodes,
         shell:
             "python -m pacs.verl_plugin.train --config {params.config} --run {wildcards.run} "
-            "--model {wildcards.model} --seed {wildcards.seed} --train-file {input.train} "
+            "--model {wildcards.model} --model-path {params.model_path} --seed {wildcards.seed} "
+            "--train-file {input.train} "
             # As train_tiny: a rerun for changed training settings sets the old run aside
             # (previous-<time>/) and starts over; a crashed job of the same settings resumes.
             "--out {params.out} --on-mismatch restart > {log} 2>&1"

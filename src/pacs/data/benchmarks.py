@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pacs import PROMPT_SUFFIX
@@ -121,22 +122,31 @@ def math_row(
     return row
 
 
+def _row_name(where: int | tuple[str, int]) -> str:
+    """"row 3" for index 2; "b.jsonl row 3" for (file, index 2)."""
+    if isinstance(where, tuple):
+        return f"{Path(where[0]).name} row {where[1] + 1}"
+    return f"row {where + 1}"
+
+
 def check_unique_ids(
-    file: Any, rows: Sequence[dict[str, Any]], source_rows: Sequence[int] | None = None
+    file: Any, rows: Sequence[dict[str, Any]], source_rows: Sequence[Any] | None = None
 ) -> None:
     """Duplicate ``problem_id`` values are an error naming both rows.
 
-    ``source_rows[k]`` is the input row that ``rows[k]`` came from (default: ``k``).
+    ``source_rows[k]`` is the input row that ``rows[k]`` came from: its 0-based index (default
+    ``k``) or (file, index) when rows come from several files (the error then names that file).
     """
     index = list(source_rows) if source_rows is not None else list(range(len(rows)))
-    first_seen: dict[str, int] = {}
+    first_seen: dict[str, Any] = {}
     for k, row in enumerate(rows):
         pid = row["problem_id"]
         if pid in first_seen:
+            where = index[k]
             raise DataError(
-                file,
-                f"duplicate problem id {pid!r} (first at row {first_seen[pid]})",
-                index[k],
+                where[0] if isinstance(where, tuple) else file,
+                f"duplicate problem id {pid!r} (first at {_row_name(first_seen[pid])})",
+                where[1] if isinstance(where, tuple) else where,
                 "problem_id",
             )
         first_seen[pid] = index[k]
@@ -156,10 +166,10 @@ def gold_answer(
 ) -> str:
     """The normalised gold answer; integer-answer benchmarks also check type and range."""
     if schema.integer_range is None:
-        return normalize_answer(value, file=file, row=i, field=column)
+        return normalize_answer(value, file=file, index=i, field=column)
     low, high = schema.integer_range
     return integer_answer(
-        value, low, high, file=file, row=i, field=column, what=f"{benchmark} answers"
+        value, low, high, file=file, index=i, field=column, what=f"{benchmark} answers"
     )
 
 

@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-steps", type=int, default=2)
     p.add_argument("--max-steps", type=int, default=3)
     p.add_argument("--max-operand", type=int, default=50)
+    p.add_argument("--task", choices=("arithmetic", "paths"), default="arithmetic",
+                   help="arithmetic (pacs.data.synthetic) or paths (pacs.data.paths_task)")
+    p.add_argument("--min-terms", type=int, default=3, help="paths: fewest quantities")
+    p.add_argument("--max-terms", type=int, default=3, help="paths: most quantities")
     return parser
 
 
@@ -94,6 +98,14 @@ def _run(args: argparse.Namespace) -> None:
         prepare.prepare_eval(
             args.benchmark, args.source, args.out, args.path, args.revision, window
         )
+    elif args.task == "paths":
+        from pacs.data import paths_task
+
+        paths = paths_task.write_splits(
+            args.out_dir, args.seed, args.n_sft, args.n_train, args.n_test,
+            min_terms=args.min_terms, max_terms=args.max_terms, max_operand=args.max_operand,
+        )
+        log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     else:
         from pacs.data.synthetic import write_splits
 

@@ -23,6 +23,7 @@ the number of rows outside it is reported as ``dropped``.
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import json
 import pickle
@@ -68,39 +69,54 @@ def decode_test_cases(raw: str) -> Any:
     """Plain JSON, or base64(zlib(pickle(json string))) as in code_generation_lite."""
     try:
         return json.loads(raw)
-    except json.JSONDecodeError:
-        pass
-    payload = _DataOnlyUnpickler(
-        io.BytesIO(zlib.decompress(base64.b64decode(raw, validate=True)))
-    ).load()
+    except json.JSONDecodeError as err:
+        as_json = f"{err.msg} at column {err.colno}"
+    except RecursionError:
+        raise ValueError("nested too deeply to read as JSON") from None
+    try:
+        payload = _DataOnlyUnpickler(
+            io.BytesIO(zlib.decompress(base64.b64decode(raw, validate=True)))
+        ).load()
+    except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as err:
+        raise ValueError(
+            f"neither JSON ({as_json}) nor LiveCodeBench's base64 of zlib of a pickle "
+            f"({type(err).__name__}: {err})"
+        ) from None
     return json.loads(payload) if isinstance(payload, str | bytes) else payload
 
 
 def _parse_tests(file: Any, i: int, raw: Any, column: str) -> list[dict[str, str]]:
     try:
         tests = decode_test_cases(raw) if isinstance(raw, str) else raw
-    except Exception as err:
-        raise DataError(
-            file, f"cannot decode test cases: {type(err).__name__}: {err}", i, column
-        ) from err
+    except (ValueError, RecursionError) as err:
+        raise DataError(file, f"cannot decode test cases: {err}", i, column) from None
     if not isinstance(tests, list):
         raise DataError(file, f"expected a list of tests, got {type(tests).__name__}", i, column)
     out = []
-    for j, test in enumerate(tests):
+    for j, test in enumerate(tests, start=1):
         if not isinstance(test, dict) or not all(
             k in test for k in ("input", "output", "testtype")
         ):
             raise DataError(file, f"test {j} lacks input/output/testtype", i, column)
         if test["testtype"] not in TEST_TYPES:
             raise DataError(file, f"test {j} has unknown testtype {test['testtype']!r}", i, column)
-        out.append(
-            {
-                "input": str(test["input"]),
-                "output": str(test["output"]),
-                "testtype": test["testtype"],
-            }
-        )
+        for key in ("input", "output"):
+            if not isinstance(test[key], str):
+                kind = type(test[key]).__name__
+                raise DataError(file, f"test {j}: {key!r} must be a string, got {kind}", i, column)
+        out.append({"input": test["input"], "output": test["output"], "testtype": test["testtype"]})
     return out
+
+
+def check_gradable(file: Any, i: int, tests: list[dict[str, str]], fn_name: str | None) -> None:
+    """The grader's own check of the tests (functional inputs and outputs are JSON it can read),
+    run here so a bad test fails preparation rather than grading."""
+    from pacs.rewards.code import check_tests
+
+    try:
+        check_tests(tests, fn_name)
+    except (TypeError, ValueError) as err:
+        raise DataError(file, f"a test the grader cannot use: {err}", i, "tests") from None
 
 
 def _fn_name(file: Any, i: int, rec: dict[str, Any], tests: list[dict[str, str]]) -> str | None:
@@ -137,6 +153,8 @@ def convert_row(file: Any, i: int, rec: dict[str, Any]) -> dict[str, Any]:
     if not tests:
         raise DataError(file, "no tests", i, "public_test_cases")
     starter = rec.get("starter_code") or ""
+    fn_name = _fn_name(file, i, rec, tests)
+    check_gradable(file, i, tests, fn_name)
     return {
         "problem_id": f"livecodebench/{qid}",
         "benchmark": "livecodebench",
@@ -145,7 +163,7 @@ def convert_row(file: Any, i: int, rec: dict[str, Any]) -> dict[str, Any]:
         "answer": "",
         "problem": question,
         "tests": tests,
-        "fn_name": _fn_name(file, i, rec, tests),
+        "fn_name": fn_name,
         "starter_code": starter,
     }
 

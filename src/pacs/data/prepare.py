@@ -56,11 +56,11 @@ def _livecodebench(
         else download_hf_files("livecodebench", prov["revision"])
     )
     rows, dropped, label = [], 0, " + ".join(map(str, files))
-    seen_rows: list[str] = []
+    seen_rows: list[tuple[str, int]] = []
     for file in files:
         file_rows, kept, file_dropped = convert_records(read_records(file), file, window)
         rows += file_rows
-        seen_rows += [f"{file.name}:{i}" for i in kept]
+        seen_rows += [(str(file), i) for i in kept]
         dropped += file_dropped
     check_nonempty(label, rows, window, dropped)
     check_unique_ids(label, rows, seen_rows)

@@ -1,13 +1,17 @@
 """Read local data files (jsonl, json, parquet, csv: chosen by extension) into lists of dicts.
 
-Every failure is a :class:`DataError` naming the file and, where one is at fault, the row. Rows are
-0-based indices: for ``.jsonl`` the row is the line's index among the file's lines (blank lines
-included, so row ``i`` is line ``i + 1``).
+Every failure is a :class:`DataError` naming the file and, where one is at fault, the row
+(counted from 1: in a ``.jsonl`` file row N is line N, blank lines included; in a ``.csv`` file
+the N-th record after the header) and the field. Bytes that are not UTF-8, text holding a lone
+surrogate (a JSON ``"\\ud800"`` escape: no UTF-8 writer can write it back), values nested deeper
+than the JSON parser allows and integers too long for Python's ``int`` (kept as their digits, a
+string) are caught here, where the file and row are known.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -16,35 +20,70 @@ from typing import Any
 from pacs.data.errors import DataError
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+# Python refuses str -> int past 4300 digits; such a number is kept as its text.
+_INT_DIGITS = 4300
+
+
+def _parse_int(text: str) -> int | str:
+    return int(text) if len(text.lstrip("-")) <= _INT_DIGITS else text
+
+
+def _loads(path: Path, text: str, index: int | None) -> Any:
+    """``json.loads``; a syntax error or too deep a value is a DataError at ``index``."""
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as err:
+        where = f"line {err.lineno}, column {err.colno}" if index is None else f"column {err.colno}"
+        raise DataError(path, f"invalid JSON at {where}: {err.msg}", index) from None
+    except RecursionError:
+        raise DataError(path, "a value is nested too deeply to read", index) from None
+
+
+def _decode(path: Path, data: bytes, index: int | None = None, encoding: str = "utf-8") -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as err:
+        if index is None:  # a whole file: name the line the bad byte is on
+            line = data.count(b"\n", 0, err.start) + 1
+            message = f"not UTF-8: byte {data[err.start:err.start + 1]!r} on line {line}"
+        else:
+            message = f"not UTF-8: byte {data[err.start:err.start + 1]!r} at byte {err.start + 1}"
+        raise DataError(path, message, index) from None
+
+
+def check_text(path: Any, row: dict[str, Any], index: int) -> None:
+    """Every string in ``row`` (at any depth) must be encodable as UTF-8 (no lone surrogate)."""
+    for field, value in row.items():
+        stack = [field, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise DataError(path, f"text is not valid Unicode ({err.reason})", index, field)
+            elif isinstance(item, dict):
+                stack += [*item.keys(), *item.values()]
+            elif isinstance(item, list):
+                stack += item
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(
-                    path, f"invalid JSON on line {i + 1}: {err.msg} (column {err.colno})", i
-                ) from err
-            if not isinstance(obj, dict):
-                raise DataError(
-                    path, f"line {i + 1} is a JSON {type(obj).__name__}, expected an object", i
-                )
-            rows.append(obj)
+    for i, raw in enumerate(path.read_bytes().split(b"\n")):
+        line = _decode(path, raw, i)
+        if not line.strip():
+            continue
+        obj = _loads(path, line, i)
+        if not isinstance(obj, dict):
+            raise DataError(path, f"a JSON {type(obj).__name__}, expected an object", i)
+        check_text(path, obj, i)
+        rows.append(obj)
     return rows
 
 
 def _read_json(path: Path) -> list[dict[str, Any]]:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(
-            path, f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-        ) from err
+    obj = _loads(path, _decode(path, path.read_bytes()), None)
     if isinstance(obj, dict) and isinstance(obj.get("data"), list):
         obj = obj["data"]
     if not isinstance(obj, list):
@@ -52,6 +91,7 @@ def _read_json(path: Path) -> list[dict[str, Any]]:
     for i, row in enumerate(obj):
         if not isinstance(row, dict):
             raise DataError(path, f"expected an object, got a {type(row).__name__}", i)
+        check_text(path, row, i)
     return obj
 
 
@@ -73,15 +113,17 @@ def _read_parquet(path: Path) -> list[dict[str, Any]]:
 
 
 def _read_csv(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        rows = []
+    text = _decode(path, path.read_bytes(), encoding="utf-8-sig")  # a BOM is not a column name
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = []
+    try:
         for i, row in enumerate(reader):
             if None in row:
-                raise DataError(
-                    path, f"more fields than the {len(reader.fieldnames or [])} header columns", i
-                )
+                columns = len(reader.fieldnames or [])
+                raise DataError(path, f"more fields than the {columns} header columns", i)
             rows.append(dict(row))
+    except csv.Error as err:
+        raise DataError(path, f"malformed CSV: {err}", len(rows)) from None
     return rows
 
 

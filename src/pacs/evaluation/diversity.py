@@ -186,7 +186,10 @@ def load_embedder(name: str, device: str = "cpu"):
     """A SentenceTransformer for ``name`` (see :func:`resolve_embedder`)."""
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(resolve_embedder(name), device=device)
+    from pacs.progress import quiet_transformers
+
+    with quiet_transformers():
+        return SentenceTransformer(resolve_embedder(name), device=device)
 
 
 def embed_texts(

@@ -8,7 +8,13 @@ Backends:
 
 - ``vllm`` (paper scale, App. C): ``LLM(enable_prefix_caching=True, gpu_memory_utilization=0.9,
   tensor_parallel_size=1, seed=S)`` and ``SamplingParams(n, temperature, top_p, max_tokens,
-  seed)``; each problem's request carries its own seed derived from (S, problem index).
+  seed)``; each problem's request carries its own seed derived from (S, problem index). Prompts
+  go in as token ids (``{"prompt_token_ids": [...]}``, vLLM 0.24's ``TokensPrompt``), tokenised
+  exactly as the hf backend does; a string prompt would be re-tokenised by vLLM with
+  ``add_special_tokens=True``. A completion whose ``finish_reason`` is not "stop" or "length"
+  (vLLM 0.24: "abort", "error", or None when unfinished) is an engine failure, not an answer:
+  its problem is generated again (``--engine-retries``, counted in the log), and the run stops
+  with the count if it still fails, so no such sample reaches ``samples.jsonl``.
 - ``hf`` (tiny profile): batched ``model.generate`` with left padding,
   ``do_sample=True, temperature, top_p, top_k=0``. ``torch.manual_seed`` is set per chunk of
   problems from (S, index of the chunk's first problem).
@@ -44,11 +50,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
+from pacs.evaluation.shards import shard_range
 from pacs.io import dumps_row, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (see module docstring)
+# Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
+ANSWER_FINISH_REASONS = ("stop", "length")
+DEFAULT_ENGINE_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,17 @@ def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None 
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
 
 
+def prompt_token_ids(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
+    """The rendered prompt's token ids, without special tokens added (the template holds them)."""
+    text = render_prompt(tokenizer, messages, enable_thinking)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def engine_failures(samples: Sequence[Sample]) -> int:
+    """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
+    return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
+
+
 def split_generated(tokens: Sequence[int], eos_ids: set[int]) -> tuple[list[int], str, int]:
     """Cut one generated token row at its first eos.
 
@@ -115,7 +136,9 @@ class HFBackend:
         enable_thinking: bool | None = None,
     ):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
+
+        from pacs.progress import load_causal_lm
 
         self.torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -125,7 +148,7 @@ class HFBackend:
         if self.tok.pad_token is None:
             self.tok.pad_token = self.tok.eos_token
         self.model = (
-            AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(self.device).eval()
+            load_causal_lm(model_dir, dtype=dtype).to(self.device).eval()
         )
         self.eos_ids = self._eos_ids()
         self.batch_size = batch_size
@@ -203,6 +226,7 @@ class VLLMBackend:
         gpu_memory_utilization: float = 0.9,
         tensor_parallel_size: int = 1,
         enable_thinking: bool | None = None,
+        engine_retries: int = DEFAULT_ENGINE_RETRIES,
     ):
         from transformers import AutoTokenizer
         from vllm import LLM, SamplingParams
@@ -220,6 +244,8 @@ class VLLMBackend:
         )  # the chat template, as in the hf backend
         self.batch_size = batch_size
         self.enable_thinking = enable_thinking
+        self.engine_retries = engine_retries
+        self.retried = 0  # problems generated again after an engine failure
 
     def chunk_size(self, n: int) -> int:
         return max(1, self.batch_size // n)
@@ -227,8 +253,31 @@ class VLLMBackend:
     def generate(
         self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
     ) -> list[list[Sample]]:
+        result = self._generate_once(problems, cfg)
+        for _ in range(self.engine_retries):
+            failed = [k for k, samples in enumerate(result) if engine_failures(samples)]
+            if not failed:
+                break
+            self.retried += len(failed)
+            log.warning("vllm: %d problem(s) hit an engine failure; generating them again", len(failed))
+            again = self._generate_once([problems[k] for k in failed], cfg)
+            for k, samples in zip(failed, again):
+                result[k] = samples
+        bad = sum(engine_failures(samples) for samples in result)
+        if bad:
+            raise RuntimeError(
+                f"vllm: {bad} sample(s) still ended with an engine failure (finish_reason not in "
+                f"{ANSWER_FINISH_REASONS}) after {self.engine_retries} retries; finished chunks "
+                "are kept in the .partial file and a rerun resumes from them"
+            )
+        return result
+
+    def _generate_once(
+        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
+    ) -> list[list[Sample]]:
         prompts = [
-            render_prompt(self.tok, row["prompt"], self.enable_thinking) for _, row in problems
+            {"prompt_token_ids": prompt_token_ids(self.tok, row["prompt"], self.enable_thinking)}
+            for _, row in problems
         ]
         params = [
             self.SamplingParams(
@@ -241,20 +290,18 @@ class VLLMBackend:
             for i, _ in problems
         ]
         outs = self.llm.generate(prompts, params, use_tqdm=False)
-        result = []
-        for out in outs:
-            comps = sorted(out.outputs, key=lambda c: c.index)
-            result.append(
-                [
-                    {
-                        "response": c.text,
-                        "finish_reason": c.finish_reason or "length",
-                        "n_tokens": len(c.token_ids),
-                    }
-                    for c in comps
-                ]
-            )
-        return result
+        return [
+            [
+                {
+                    # None = unfinished: kept as "none", an engine failure, never a "length"
+                    "response": c.text,
+                    "finish_reason": str(c.finish_reason) if c.finish_reason else "none",
+                    "n_tokens": len(c.token_ids),
+                }
+                for c in sorted(out.outputs, key=lambda c: c.index)
+            ]
+            for out in outs
+        ]
 
 
 def make_backend(
@@ -267,6 +314,7 @@ def make_backend(
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
     enable_thinking: bool | None = None,
+    engine_retries: int = DEFAULT_ENGINE_RETRIES,
 ) -> Backend:
     batch = batch_size or DEFAULT_BATCH[name]
     if name == "hf":
@@ -279,6 +327,7 @@ def make_backend(
             gpu_memory_utilization=gpu_memory_utilization,
             tensor_parallel_size=tensor_parallel_size,
             enable_thinking=enable_thinking,
+            engine_retries=engine_retries,
         )
     raise ValueError(f"unknown backend {name!r}; choose hf or vllm")
 
@@ -376,11 +425,13 @@ def run_generation(
     meta: dict,
     on_chunk_done: Callable[[list[str]], None] | None = None,
     progress: bool = True,
+    first_index: int = 0,
 ) -> Path:
     """Generate ``cfg.n`` samples for each problem (benchmark rows, in order) into ``out``.
 
-    ``on_chunk_done(problem_ids)`` runs after each chunk is safely appended (tests use it to
-    simulate a crash). Returns ``out``.
+    ``first_index``: the benchmark position of ``problems[0]`` (a shard), which seeds and chunks
+    by position. ``on_chunk_done(problem_ids)`` runs after each chunk is safely appended (tests
+    use it to simulate a crash). Returns ``out``.
     """
     out = Path(out)
     pids = [p["problem_id"] for p in problems]
@@ -389,7 +440,8 @@ def run_generation(
     partial, meta_path = partial_paths(out)
     meta = {**meta, **asdict(cfg), "chunk_size": chunk_size}
     done = _resume(out, partial, meta_path, meta, cfg.n)
-    chunks = chunk_plan(range(len(problems)), chunk_size)
+    positions = range(first_index, first_index + len(problems))
+    chunks = [[i - first_index for i in c] for c in chunk_plan(positions, chunk_size)]
     kept = [c for c in chunks if all(pids[i] in done for i in c)]
     todo = [c for c in chunks if not all(pids[i] in done for i in c)]
     write_json(meta_path, meta)
@@ -402,7 +454,7 @@ def run_generation(
         disable=not progress,
     )
     for chunk in todo:
-        samples = backend.generate([(i, problems[i]) for i in chunk], cfg)
+        samples = backend.generate([(first_index + i, problems[i]) for i in chunk], cfg)
         _check_samples(samples, chunk, cfg.n)
         append_block(
             partial, [row for i, s in zip(chunk, samples) for row in sample_rows(pids[i], s)]
@@ -486,10 +538,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"sequences per chunk (default {DEFAULT_BATCH}); chunk = max(1, batch // n) problems",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first K problems")
+    p.add_argument(
+        "--shard-size", type=int, default=None,
+        help="problems per shard (pacs.evaluation.shards); default: one shard, every problem",
+    )
+    p.add_argument(
+        "--shard-index", type=int, default=0,
+        help="generate problems [index·size, (index+1)·size) of the benchmark (after --limit)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (hf)")
     p.add_argument("--device", default=None, help="hf: cpu | cuda[:i] (default: cuda if available)")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm")
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
+    p.add_argument(
+        "--engine-retries",
+        type=int,
+        default=DEFAULT_ENGINE_RETRIES,
+        help="vllm: times a problem is generated again after an engine failure (abort/error)",
+    )
     p.add_argument(
         "--enable-thinking",
         action=argparse.BooleanOptionalAction,
@@ -498,6 +564,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "unset: the template's default",
     )
     args = p.parse_args(argv)
+    if args.engine_retries < 0:
+        p.error(f"--engine-retries must be >= 0, got {args.engine_retries}")
+    _check_shard_args(p, args)
     for name in ("n", "max_new_tokens", "batch_size", "limit", "threads"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -509,6 +578,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _check_shard_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A shard must start at a chunk boundary for the hf backend, whose seed is per chunk:
+    otherwise the sharded samples would differ from the unsharded run's."""
+    if args.shard_index < 0 or (args.shard_size is not None and args.shard_size < 1):
+        p.error("need --shard-index >= 0 and --shard-size >= 1")
+    if args.shard_size is None:
+        if args.shard_index:
+            p.error("--shard-index > 0 needs --shard-size")
+        return
+    chunk = max(1, (args.batch_size or DEFAULT_BATCH[args.backend]) // args.n)
+    if args.backend == "hf" and args.shard_size % chunk:
+        p.error(
+            f"--shard-size {args.shard_size} is not a multiple of the hf chunk of {chunk} problems "
+            "(--batch-size // --n); shard boundaries would change the samples"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> Path:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -517,7 +603,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
 
         torch.set_num_threads(args.threads)
     problems = load_benchmark(args.benchmark_file)[: args.limit]
+    part = shard_range(args.shard_index, args.shard_size, len(problems))
+    problems = problems[part.start : part.stop]
     cfg = SamplingConfig(args.n, args.temperature, args.top_p, args.max_new_tokens, args.seed)
+    if not problems:  # a shard past the benchmark's end: nothing to load a model for
+        return write_jsonl(args.out, [])
     if already_complete(args.out, [p["problem_id"] for p in problems], args.n):
         return args.out
     backend = make_backend(
@@ -529,6 +619,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         gpu_memory_utilization=args.gpu_memory_utilization,
         tensor_parallel_size=args.tensor_parallel_size,
         enable_thinking=args.enable_thinking,
+        engine_retries=args.engine_retries,
     )
     model_id = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
     meta = {
@@ -536,9 +627,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "backend": args.backend,
         "benchmark_file": str(args.benchmark_file.resolve()),
         "enable_thinking": args.enable_thinking,
+        "shard": [args.shard_index, args.shard_size],
     }
     return run_generation(
-        backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta
+        backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta,
+        first_index=part.start,
     )
 
 

@@ -38,6 +38,7 @@ def load_samples(
         pid = require(row, "problem_id", str, path, line)
         idx = require(row, "sample_idx", int, path, line)
         require(row, "response", str, path, line)
+        _check_answer(row, path, line)
         if pid not in bench:
             raise FormatError(
                 f"{path}:{line}: field 'problem_id' {pid!r} is not in benchmark file {bench_path}"
@@ -52,6 +53,19 @@ def load_samples(
     if not pairs:
         raise FormatError(f"{path}: samples file has no rows")
     return pairs
+
+
+def _check_answer(row: dict, path: str | Path, line: int) -> None:
+    """Refuse a sample the engine failed on (vLLM "abort"/"error"/unfinished): it is no answer."""
+    from pacs.evaluation.generate import ANSWER_FINISH_REASONS
+
+    reason = row.get("finish_reason", "stop")
+    if reason not in ANSWER_FINISH_REASONS:
+        raise FormatError(
+            f"{path}:{line}: field 'finish_reason' is {reason!r}: the generation engine failed on "
+            f"this sample, so it is not an answer to grade (expected one of "
+            f"{ANSWER_FINISH_REASONS}); generate this file again"
+        )
 
 
 def graded_row(sample: dict, bench_row: dict, result: Any) -> dict:

@@ -66,8 +66,12 @@ def _type_names(types: type | tuple[type, ...]) -> str:
 def load_benchmark(path: str | Path) -> list[dict[str, Any]]:
     """Read a prepared benchmark file; check ``problem_id`` (unique), ``task`` and ``prompt``.
 
-    Each returned row gets ``_line`` (its 1-based line number) for error messages.
+    Each returned row gets ``_line`` (its 1-based line number) for error messages. A manifest
+    beside the file (``pacs.data``) must describe it: one that does not is refused.
     """
+    from pacs.data.files import check_manifest
+
+    check_manifest(path)
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for line, row in iter_jsonl(path):

@@ -7,9 +7,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pacs.config import load_config
+from pacs.config import load_profile
 from pacs.evaluation.io import FormatError
 
+from .claims import write_claims
 from .context import ReportContext
 from .loaders import GLOBS, load_results
 from .outputs import OutputLog
@@ -33,18 +34,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def build_report(config: Path, results: Path, out: Path, *, paper_numbers: Path = PAPER_CSV,
                  figures: bool = True) -> OutputLog:
     """Load everything, write every table and figure that can be honest, then the README."""
-    cfg = load_config(config)
+    spec = load_profile(config)
     res = load_results(results)
-    ctx = ReportContext(cfg, res, load_paper_numbers(paper_numbers), config_path=config,
+    ctx = ReportContext(spec, res, load_paper_numbers(paper_numbers), config_path=config,
                         results_path=results)
     log = OutputLog(Path(out))
     write_tables(ctx, log)
+    write_claims(ctx, log, figures=figures)  # only for configs with a claims: block
     if figures:
         from .figures import write_figures  # matplotlib/seaborn only when figures are wanted
 
         write_figures(ctx, log)
     else:
         log.skip("all figures", "--skip-figures was given")
+    missing = ctx.missing_results()
+    if missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        log.skip(f"pass@k of {len(missing)} evaluation(s) the experiment matrix expects ({shown})",
+                 "no passk.json under the results folder")
     for run in ctx.unknown_runs:
         log.skip(f"results of run {run!r}", "the config has no such run (its meaning is unknown)")
     log.remove_stale()

@@ -14,53 +14,62 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pacs.config import resolve_run
+from pacs.config import BASE_RUN, Profile, RunSpec
 
 from .loaders import HELD_OUT, Results
 from .paper import PaperRef, paper_method_for_run, paper_model_for, paper_ref
 from .style import OOD_BENCHMARKS
 
-BASE_RUN = "base"
 
 
 @dataclass(frozen=True)
 class RunInfo:
     name: str
     label: str
-    method: str
-    ablation: str  # main | beta | score | weight
-    resolved: dict[str, Any]
+    method: str  # the method's name, or "base"
+    ablation: str  # main | beta | score | weight | ref
+    spec: RunSpec | None  # None for the base model
     paper_method: str | None  # the paper's row for this run, if it has one
 
 
 class ReportContext:
-    """Config + results + paper numbers, with the orderings and labels shared by all outputs."""
+    """Spec + results + paper numbers, with the orderings and labels shared by all outputs.
 
-    def __init__(self, cfg: dict[str, Any], results: Results, paper: pd.DataFrame, *,
+    ``spec`` is the validated profile (:mod:`pacs.config`); ``cfg`` is the same as plain data
+    (defaults filled in) for the tables that look settings up by key path."""
+
+    def __init__(self, spec: Profile, results: Results, paper: pd.DataFrame, *,
                  config_path: str | Path = "", results_path: str | Path = ""):
-        self.cfg = cfg
+        self.spec = spec
+        self.cfg: dict[str, Any] = spec.to_dict()
+        self.matrix = spec.matrix
         self.results = results
         self.paper = paper
         self.config_path = str(config_path)
         self.results_path = str(results_path)
-        self.profile = str(cfg.get("profile", "?"))
+        self.profile = spec.profile
         self.runs = self._run_catalogue()
         self.unknown_runs = self._unknown_runs()
-        self.models = self._ordered(list(cfg.get("models") or {}), self._found("model"))
-        data = cfg.get("data") or {}
+        self.models = self._ordered(list(spec.models), self._found("model"))
+        data = spec.data
         self.benchmarks = self._ordered(
-            list(data.get("benchmarks") or []) + list(data.get("diversity_benchmarks") or []),
-            self._found("benchmark"))
+            [*data.benchmarks, *data.diversity_benchmarks], self._found("benchmark"))
 
     # ------------------------------------------------------------------ catalogue
     def _run_catalogue(self) -> dict[str, RunInfo]:
-        base = {"name": BASE_RUN, "method": "base", "ablation": "main", "label": "Base"}
-        runs = {BASE_RUN: RunInfo(BASE_RUN, "Base", "base", "main", base, "base")}
-        for name in self.cfg.get("runs") or {}:
-            resolved = resolve_run(self.cfg, name)
-            runs[name] = RunInfo(name, str(resolved["label"]), resolved["method"],
-                                 str(resolved["ablation"]), resolved, paper_method_for_run(resolved))
+        runs = {BASE_RUN: RunInfo(BASE_RUN, "Base", "base", "main", None, "base")}
+        for name, run in self.spec.runs.items():
+            runs[name] = RunInfo(name, run.label, run.method.name, run.ablation, run,
+                                 paper_method_for_run(run))
         return runs
+
+    def missing_results(self) -> list[str]:
+        """Evaluations the experiment matrix expects (``pacs.config.Matrix``) with no pass@k."""
+        found = set(zip(self.results.passk.get("model", []), self.results.passk.get("run", []),
+                        self.results.passk.get("seed", []), self.results.passk.get("benchmark", [])))
+        found = {(str(m), str(r), int(s), str(b)) for m, r, s, b in found}
+        return [f"{m}/{r}/seed{s}/{b}" for m, r, s in self.matrix.eval_jobs
+                for b in self.spec.data.benchmarks if (m, r, s, b) not in found]
 
     def _found(self, column: str) -> list[str]:
         values: set[str] = set()
@@ -128,17 +137,15 @@ class ReportContext:
 
     def ablation_note(self, runs: list[RunInfo]) -> str:
         """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this config does."""
-        mini = (self.cfg.get("train") or {}).get("mini_batches")
-        resets = sorted({str(r.resolved.get("ref_reset_every", 1)) for r in runs if r.method == "pacs"})
-        refs = sorted({str(r.resolved.get("ref", "rollout")) for r in runs if r.method == "pacs"})
+        mini = self.spec.train.mini_batches
+        pacs = [r.spec.method for r in runs if r.method == "pacs"]
+        resets = sorted({str(m.reference.every) for m in pacs})
+        refs = sorted({m.reference.mode for m in pacs})
         head = ("docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
                 "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
                 "Adam and clipping) and the score function has nothing to act on, so β and "
                 "score-function ablations are no-ops (measured: bit-identical curves). The paper "
                 "does 4 mini-batch updates per rollout (1024 prompts / mini-batch 256).")
-        if mini is None:
-            return head + (f" This config ({self.config_path}) does not set train.mini_batches, "
-                           "so the number of updates per rollout is not known to the report.")
         body = (f" This config sets train.mini_batches = {mini} update(s) per rollout "
                 f"(ref: {', '.join(refs) or 'n/a'}; ref_reset_every: {', '.join(resets) or 'n/a'}).")
         meaningful = int(mini) > 1 or any(s != "1" for s in resets) or any(r != "rollout" for r in refs)

@@ -129,7 +129,7 @@ def fig5a(ctx: ReportContext, log: OutputLog) -> str | None:
 # ============================================================================ Fig. 4: beta
 
 def _beta_of(run: RunInfo) -> float:
-    return float(run.resolved.get("beta", 1.0))
+    return run.spec.method.beta
 
 
 def fig4(ctx: ReportContext, log: OutputLog) -> str | None:

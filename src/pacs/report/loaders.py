@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from pacs.evaluation.io import FormatError, iter_jsonl
+from pacs.metrics_log import TRAIN_FIELDS
 
 GLOBS = {
     "passk": "eval/*/*/seed*/*/passk.json",
@@ -38,8 +39,7 @@ GLOBS = {
     "curve_passk": "curve/*/*/seed*/step*/*/passk.json",
 }
 HELD_OUT = "held-out"  # benchmark name of eval_curve.jsonl rows that do not name one
-METRIC_FIELDS = ("reward_mean", "mixed_frac", "loss", "entropy", "grad_norm", "response_len",
-                 "time_generate", "time_reward", "time_reference", "time_update", "time_total")
+METRIC_FIELDS = TRAIN_FIELDS  # metrics.jsonl fields, stated in pacs.metrics_log
 PCA_COLUMNS = ("method", "problem_id", "sample_idx", "pc1", "pc2")
 _SEED_DIR = re.compile(r"^seed(\d+)$")
 _STEP_DIR = re.compile(r"^step(\d+)$")

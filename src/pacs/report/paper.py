@@ -19,15 +19,16 @@ from typing import Any
 
 import pandas as pd
 
+from pacs.config import RunSpec
 from pacs.evaluation.io import FormatError
+from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_keys
 
 PAPER_CSV = Path(__file__).with_name("paper_numbers.csv")
 COLUMNS = ("table", "model", "benchmark", "method", "k", "k_inferred", "metric", "value",
            "source", "paper_row")
 METRICS = ("pass_at_k", "pass_at_k_gain", "diversity_D")
 PAPER_MODELS = ("Qwen3-8B", "Qwen3-4B")  # preference order when we show a reference
-PACS_PAPER_DEFAULTS = {"beta": 1.0, "score": "rloo", "use_weight": True, "ref": "rollout",
-                       "soft_labels": False}
+PAPER_PACS = PacsSpec()  # the spec's defaults are the paper's settings (pacs.methods)
 
 
 def load_paper_numbers(path: str | Path = PAPER_CSV) -> pd.DataFrame:
@@ -62,30 +63,32 @@ def _check_row(path: Path, line: int, row: pd.Series) -> None:
         raise FormatError(f"{path}:{line}: field 'source' must cite the paper ('paper, Table N')")
 
 
-def paper_method_for_run(run: dict[str, Any]) -> str | None:
-    """The paper's row name for a resolved run, or None when the paper has no such row.
-
-    PACS runs map by the one knob that differs from the paper's defaults (``use_weight`` ->
-    ``pacs_noweight``, ``score`` -> ``pacs_score_<score>``); a PACS run that differs in
-    anything else (beta, reference mode, soft labels) has no row in the paper's tables.
-    """
-    method = run.get("method")
-    if run.get("name") == "base" or method == "base":
+def paper_method_for_run(run: RunSpec | None) -> str | None:
+    """The paper's row name for a run (None: the base model), or None when the paper has no such
+    row (:data:`PAPER_ROWS`, one branch per method)."""
+    if run is None:
         return "base"
-    if method in ("ppo", "grpo"):
-        return method
-    if method != "pacs":
-        return None
-    diffs = {k for k, v in PACS_PAPER_DEFAULTS.items() if k in run and run[k] != v}
-    if int(run.get("ref_reset_every", 1) or 1) != 1:
-        diffs.add("ref_reset_every")
+    return PAPER_ROWS[run.method](run.method)
+
+
+def _pacs_row(spec: PacsSpec) -> str | None:
+    """PACS runs map by the one knob that differs from the paper's settings (``use_weight`` ->
+    ``pacs_noweight``, ``score`` -> ``pacs_score_<score>``); a PACS run that differs in anything
+    else (β, reference schedule, soft labels) has no row in the paper's tables."""
+    diffs = {k for k in spec_keys(PacsSpec) if getattr(spec, k) != getattr(PAPER_PACS, k)}
     if not diffs:
         return "pacs"
     if diffs == {"use_weight"}:
         return "pacs_noweight"
-    if diffs == {"score"} and run["score"] in ("grpo", "drgrpo"):
-        return f"pacs_score_{run['score']}"
+    if diffs == {"score"}:
+        return f"pacs_score_{spec.score}"
     return None
+
+
+PAPER_ROWS = MethodTable(
+    "pacs.report.paper.PAPER_ROWS",
+    {PacsSpec: _pacs_row, GrpoSpec: lambda spec: "grpo", PpoSpec: lambda spec: "ppo"},
+)
 
 
 def _norm(text: str) -> str:

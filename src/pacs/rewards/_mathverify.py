@@ -23,7 +23,7 @@ import math_verify.parser
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from sympy import Integer
 
-from pacs.rewards.math import MathJob
+from pacs.rewards._mathjob import FLOAT_ROUNDING, MathJob, float_rounding
 from pacs.rewards.result import GradeResult
 
 # We disable math-verify's own timeouts on purpose (our deadline replaces them); silence the
@@ -32,10 +32,10 @@ math_verify.parser.TIMEOUT_WARNING_SHOWN = True
 math_verify.grader.TIMEOUT_WARNING_SHOWN = True
 
 # The official PACS reward (src/reward_function.py): gold "\boxed{gt}" parsed as LaTeX; the whole
-# response parsed with expression then LaTeX targets; verify with precision 6.
+# response parsed with expression then LaTeX targets; verify with precision 6 (official mode;
+# strict mode rounds at the decimals written, see _mathjob.float_rounding).
 GOLD_TARGETS = (LatexExtractionConfig(),)
 OFFICIAL_PRED_TARGETS = (ExprExtractionConfig(), LatexExtractionConfig())
-FLOAT_ROUNDING = 6
 _PLAIN_INTEGER = re.compile(r"[+-]?\d{1,50}")
 
 
@@ -132,7 +132,7 @@ def _strict_verdict(gold: str, answer: str) -> bool:
     return verify(
         list(_parse_gold(gold)),
         parse_boxed(answer),
-        float_rounding=FLOAT_ROUNDING,
+        float_rounding=float_rounding(gold, answer),
         timeout_seconds=None,
     )
 

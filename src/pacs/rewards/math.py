@@ -8,8 +8,14 @@ Extraction (``extraction=``):
   math-verify parses the whole response with its default fallbacks, so "the answer is 13 but I
   think 12" scores as 13 and two boxes parse as a set. Kept so a run can match the paper.
 
-Comparison: (1) a fast path that may only say "equal" (identical after light normalisation, or
-the same decimal number); (2) otherwise math-verify ``verify(gold, answer)``, gold first.
+Comparison (strict): both sides are first put in canonical form (:func:`canonical`: thousands
+separators of any kind removed from a grouped number, a trailing percent sign dropped, a
+repeating decimal ``0.\\overline{3}`` written as its fraction), then (1) a fast path that may
+only say "equal" (identical after light normalisation, or the same decimal number); (2) an
+answer whose digits stand apart with only spacing between them ("1 2", "1\\,00") is wrong, as
+math-verify would read it as a product; (3) otherwise math-verify ``verify(gold, answer)``, gold
+first, rounding floats at no fewer decimals than either side writes. docs/design.md §8 lists
+every deliberate difference from the official scorer (``extraction="official"`` keeps it).
 
 Time bound: every math-verify call runs under a deadline (status ``timeout``, score 0):
 - ``workers >= 1``: worker processes, each item killed after ``timeout`` + a small grace;
@@ -27,10 +33,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from math import isfinite  # the standard library's math (this module is pacs.rewards.math)
 from numbers import Integral, Real
-from typing import Any, NamedTuple
+from typing import Any
 
+from pacs.rewards._mathjob import MathJob
 from pacs.rewards.result import STATUSES, GradeResult
 
 EXTRACTIONS = ("strict", "official")
@@ -43,16 +51,6 @@ SHARED_WORKERS = 2
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 _BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
-
-
-class MathJob(NamedTuple):
-    """One comparison left to math-verify (picklable: it travels to worker processes)."""
-
-    gold: str  # normalised gold (LaTeX or integer string)
-    answer: str  # strict: the content of the last box; official: the whole response
-    extracted: str | None
-    mode: str  # "strict" | "official"
-    timeout: float
 
 
 # ----------------------------------------------------------------------------- extraction
@@ -130,11 +128,49 @@ def normalize_answer(s: str) -> str:
     s = _TEXT_WRAPPERS.sub(r"\1", s)
     s = _DEGREES.sub("", s)
     s = _FRAC_DIGITS.sub(r"\\frac{\1}{\2}", s)
-    s = _LONE_SPACE.sub("", " ".join(s.split()))
-    s = s.rstrip(".")
-    if _THOUSANDS.fullmatch(s):
+    s = " ".join(s.split())
+    if _THOUSANDS.fullmatch(s.rstrip(".")):  # before spaces go: "3, 100" is a list, not 3100
         s = s.replace(",", "")
-    return s
+    return _LONE_SPACE.sub("", s).rstrip(".")
+
+
+# Thousands separators: a comma, spacing commands, "~", "{,}" and (thin, no-break) spaces.
+_SEPARATOR = r"(?:,|\\[,;: ]|~|\{,\}|[ \u2009\u202f\u00a0])"
+_GROUPED = re.compile(rf"[+-]?\d{{1,3}}(?:({_SEPARATOR})\d{{3}})(?:\1\d{{3}})*(?:\.\d+)?")
+_PERCENT = re.compile(r"(?:\s|\\[,;:! ]|~)*\\?%$")
+_REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*(?:\{(\d+)\}|(\d))")
+# Digits apart with only spacing between them: math-verify multiplies them ("1\,000" = 0).
+_SPACED_DIGITS = re.compile(r"\d(?:\s|\\[,;:! ]|~|[\u2009\u202f\u00a0])+\d")
+
+
+def canonical(s: str) -> str:
+    r"""Number notations math-verify misreads, rewritten (strict mode; docs/design.md §8).
+
+    ``1\,000\,000``, ``1~000``, ``1{,}000``, ``1 000`` (one separator kind, groups of three)
+    -> ``1000000``...; ``25\%`` -> ``25`` (a percentage compares as its number);
+    ``0.1\overline{6}`` -> ``\frac{1}{6}``. Anything else is returned stripped, unchanged.
+    """
+    s = _PERCENT.sub("", s.strip().strip("$").strip()).strip()
+    match = _GROUPED.fullmatch(s)
+    if match:
+        s = s.replace(match.group(1), "")
+    return _REPEATING.sub(_repeating_fraction, s)
+
+
+def _repeating_fraction(match: re.Match) -> str:
+    whole, fixed, repeat = match.group(1) or "0", match.group(2), match.group(3) or match.group(4)
+    # 0.1(6): (16 - 1) / 90; whole + (fixed repeat - fixed) / (10^len(fixed) * (10^len(rep) - 1))
+    denominator = (10 ** len(repeat) - 1) * 10 ** len(fixed)
+    numerator = int(whole) * denominator + int(fixed + repeat) - int(fixed or "0")
+    value = Fraction(numerator, denominator)
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
+def spaced_digits(s: str) -> bool:
+    """Whether two digits stand apart with only spacing between them (never a number)."""
+    return bool(_SPACED_DIGITS.search(s))
 
 
 def normalize_gold(gold: Any) -> str:
@@ -158,8 +194,10 @@ def normalize_gold(gold: Any) -> str:
     text = gold.strip()
     if not text:
         raise ValueError("gold answer is empty")
-    if re.fullmatch(r"[+-]?\d+(?:\.0*)?", text):
-        return str(int(Decimal(text)))
+    match = re.fullmatch(r"([+-]?)0*(\d+?)(?:\.0*)?", text)
+    if match:  # by text: int() refuses more than 4300 digits, and a gold may have more
+        digits = match.group(2)
+        return digits if digits == "0" or match.group(1) != "-" else "-" + digits
     return text
 
 
@@ -173,6 +211,11 @@ def _as_decimal(s: str) -> Decimal | None:
         return Decimal(s)
     except InvalidOperation:
         return None
+
+
+def _both_numbers(gold: str, answer: str) -> bool:
+    g, a = normalize_answer(gold), normalize_answer(answer)
+    return _as_decimal(g) is not None and _as_decimal(a) is not None
 
 
 def fast_equal(gold: str, answer: str) -> bool:
@@ -210,9 +253,14 @@ def _prepare(response: str, gold: Any, extraction: str, timeout: float):
     if extracted is None or not extracted.strip():
         return GradeResult(0.0, None, "no_answer")
     extracted = extracted.strip()
-    if fast_equal(gold_text, extracted):
+    gold_form, answer_form = canonical(gold_text), canonical(extracted)
+    if fast_equal(gold_form, answer_form):
         return GradeResult(1.0, extracted, "ok", {"method": "fast"})
-    return MathJob(gold_text, extracted, extracted, "strict", timeout)
+    if _both_numbers(gold_form, answer_form):  # two different plain numbers: surely unequal
+        return GradeResult(0.0, extracted, "ok", {"method": "fast"})
+    if spaced_digits(answer_form):
+        return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
+    return MathJob(gold_form, answer_form, extracted, "strict", timeout)
 
 
 def grade(

@@ -16,6 +16,7 @@ writes ``DIR`` with ``save_pretrained`` (model + tokenizer) so ``AutoTokenizer``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -27,7 +28,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
-from pacs.config import load_config
+from pacs.config import ConfigError, load_profile
+from pacs.progress import quiet_transformers
 from pacs.tiny.common import read_jsonl
 
 EOS_TOKEN = "<|im_end|>"
@@ -129,8 +131,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
     args = parser.parse_args(argv)
 
-    build_cfg = dict(load_config(args.config)["models"][args.model]["build"])
-    vocab_size = build_cfg.pop("vocab_size", 384)
+    try:
+        build_cfg = dataclasses.asdict(load_profile(args.config).models[args.model].build)
+    except ConfigError as err:
+        raise SystemExit(f"error: {err}") from err
+    vocab_size = build_cfg.pop("vocab_size")
     tokenizer = build_tokenizer(
         corpus_from_rows(read_jsonl(Path(args.data_dir) / "sft.jsonl")), vocab_size
     )
@@ -150,7 +155,8 @@ def save_pretrained(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the published folder should be readable
     try:
-        model.save_pretrained(tmp)
+        with quiet_transformers():
+            model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         for name, obj in (extra_json or {}).items():
             (tmp / name).write_text(json.dumps(obj, indent=2) + "\n")

@@ -1,19 +1,28 @@
 """Pieces shared by the SFT warm-up and the RL loop: prompts, sampling, log-probs, pass@1.
 
-Every forward pass goes through :func:`forward_logits`, which derives position ids from the
-attention mask exactly as HF ``generate`` does, so a left-padded sequence is scored with the same
-positions it was sampled with, whatever its padding.
+Every forward pass derives position ids from the attention mask exactly as HF ``generate`` does
+(:func:`position_ids`), so a left-padded sequence is scored with the same positions it was sampled
+with, whatever its padding. Sampling (:func:`sample`) is our own loop that draws the very tokens
+``generate`` draws for a seed, in less time (the note above :data:`GQA_SDPA`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from transformers import AttentionInterface, DynamicCache
+from transformers.generation.logits_process import (
+    LogitsProcessorList,
+    TemperatureLogitsWarper,
+    TopPLogitsWarper,
+)
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from pacs.core_algos import entropy_from_logits
 from pacs.rewards.math import grade_many
@@ -105,7 +114,122 @@ def response_mask_from_ids(response: torch.Tensor, eos_id: int) -> torch.Tensor:
     return (~ended_before).long()
 
 
-@torch.no_grad()
+# ----------------------------------------------------------------------------------------------
+# Sampling. The loop below draws exactly the tokens HF ``generate(do_sample=True, top_k=0, ...)``
+# draws for the same seed (tests/tiny/test_common.py compares them token for token): the same
+# forward passes, the same float32 logits, HF's own temperature/top-p warpers, one
+# ``torch.multinomial`` per step over the whole batch, pad after eos, stop when every row has
+# ended. It is faster (benchmarks/bench_step_cost.py) because:
+# - each distinct prompt is prefilled once and its KV cache repeated for its ``n`` samples;
+# - decoding passes the KV heads to sdpa as groups (``enable_gqa``) instead of copying them with
+#   ``repeat_kv`` every step (per head the same arithmetic, so bit-identical outputs);
+# - it skips ``generate``'s per-step bookkeeping and runs under ``torch.inference_mode``.
+# ----------------------------------------------------------------------------------------------
+
+GQA_SDPA = "pacs_sdpa_gqa"
+
+
+def sdpa_gqa_attention(
+    module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs
+):
+    """transformers' ``sdpa`` attention with grouped KV heads handed to sdpa instead of repeated.
+
+    query [B, H, Q, D], key/value [B, KV, L, D] -> ([B, Q, H, D], None), as the ``sdpa`` entry of
+    transformers' attention interface returns.
+    """
+    causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+    out = F.scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask=attention_mask,
+        dropout_p=dropout,
+        scale=scaling,
+        is_causal=query.shape[2] > 1 and attention_mask is None and causal,
+        enable_gqa=key.shape[1] != query.shape[1],
+    )
+    return out.transpose(1, 2).contiguous(), None
+
+
+AttentionInterface.register(GQA_SDPA, sdpa_gqa_attention)
+AttentionMaskInterface.register(GQA_SDPA, sdpa_mask)  # the masks of ``sdpa``, unchanged
+
+
+@contextmanager
+def grouped_kv_attention(model):
+    """Run ``model``'s sdpa attention as :func:`sdpa_gqa_attention` inside the block (no-grad
+    decoding only: its backward would sum the shared heads' gradients in another order)."""
+    previous = model.config._attn_implementation
+    if previous == "sdpa":
+        model.config._attn_implementation = GQA_SDPA
+    try:
+        yield
+    finally:
+        model.config._attn_implementation = previous
+
+
+def logits_warpers(temperature: float, top_p: float) -> LogitsProcessorList:
+    """The warpers ``generate`` builds for ``do_sample=True, top_k=0``: temperature, then top-p."""
+    if temperature <= 0:
+        raise ValueError(f"sampling needs temperature > 0, got {temperature}")
+    warpers = LogitsProcessorList()
+    if temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(temperature))
+    if top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p))
+    return warpers
+
+
+def prefill(model, prompt_ids: Sequence[Sequence[int]], n: int, pad_id: int):
+    """Prefill each distinct prompt once and repeat its cache ``n`` times (rows prompt-major).
+
+    Returns ``(ids [B, P], mask [B, P], positions [B, 1], cache, logits [B, V] float32)`` with
+    B = n * len(prompt_ids), the last positions being those the first new token continues from.
+    """
+    ids, mask = left_pad(prompt_ids, pad_id)
+    positions = position_ids(mask)
+    cache = DynamicCache(config=model.config)
+    out = model(
+        input_ids=ids,
+        attention_mask=mask,
+        position_ids=positions,
+        past_key_values=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    cache.batch_repeat_interleave(n)
+    logits = out.logits[:, -1, :].to(dtype=torch.float32).repeat_interleave(n, 0)
+    repeat = lambda t: t.repeat_interleave(n, 0)  # noqa: E731
+    return repeat(ids), repeat(mask), repeat(positions[:, -1:]), cache, logits
+
+
+def decode(model, prefilled, max_new_tokens: int, warpers, eos_id: int, pad_id: int):
+    """Sample up to ``max_new_tokens`` tokens per row; returns the responses [B, R <= max]."""
+    ids, mask, last_pos, cache, logits = prefilled
+    unfinished = torch.ones(ids.shape[0], dtype=torch.long)
+    seq = ids
+    for t in range(max_new_tokens):
+        probs = torch.softmax(warpers(seq, logits), dim=-1)
+        next_ids = torch.multinomial(probs, num_samples=1).squeeze(1)
+        next_ids = next_ids * unfinished + pad_id * (1 - unfinished)
+        seq = torch.cat([seq, next_ids[:, None]], -1)
+        unfinished = unfinished & (next_ids != eos_id).long()
+        if unfinished.max() == 0 or t == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], -1)
+        last_pos = last_pos + 1
+        out = model(
+            input_ids=next_ids[:, None],
+            attention_mask=mask,
+            position_ids=last_pos,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        logits = out.logits[:, -1, :].to(dtype=torch.float32)
+    return seq[:, ids.shape[1] :]
+
+
 def sample(
     model,
     tokenizer,
@@ -115,25 +239,20 @@ def sample(
     temperature: float = 1.0,
     top_p: float = 1.0,
 ) -> Rollout:
-    """Draw ``n`` responses per prompt with HF ``generate`` (plain temperature sampling when top_p=1)."""
-    repeated = [list(p) for p in prompt_ids for _ in range(n)]
-    ids, mask = left_pad(repeated, tokenizer.pad_token_id)
+    """Draw ``n`` responses per prompt (plain temperature sampling when top_p=1); the tokens HF
+    ``generate`` would draw from the same RNG state, faster (see the note above)."""
+    pad_id, eos_id = tokenizer.pad_token_id, tokenizer.eos_token_id
     was_training = model.training
     model.eval()
-    out = model.generate(
-        input_ids=ids,
-        attention_mask=mask,
-        do_sample=True,
-        temperature=temperature,
-        top_k=0,
-        top_p=top_p,
-        max_new_tokens=max_new_tokens,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    with torch.inference_mode(), grouped_kv_attention(model):
+        prefilled = prefill(model, [list(p) for p in prompt_ids], n, pad_id)
+        response = decode(
+            model, prefilled, max_new_tokens, logits_warpers(temperature, top_p), eos_id, pad_id
+        )
     model.train(was_training)
-    response = out[:, ids.shape[1] :]
-    response_mask = response_mask_from_ids(response, tokenizer.eos_token_id)
+    # Plain tensors again: inference tensors cannot enter the autograd graph of the update.
+    ids, mask, response = prefilled[0].clone(), prefilled[1].clone(), response.clone()
+    response_mask = response_mask_from_ids(response, eos_id)
     texts = [
         tokenizer.decode(row[m.bool()].tolist(), skip_special_tokens=True)
         for row, m in zip(response, response_mask)

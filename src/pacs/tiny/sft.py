@@ -20,13 +20,15 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
-from pacs.config import load_config
+from pacs.config import ConfigError, EvalSpec, Profile, load_profile
+from pacs.progress import load_causal_lm
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import encode_prompts, eval_pass_at_1, read_jsonl, sft_batch, sft_loss
 
@@ -48,20 +50,38 @@ def batch_indices(n_rows: int, batch_size: int, steps: int, seed: int) -> list[l
     return batches
 
 
-def evaluate(
-    model, tokenizer, eval_rows, cfg: dict, temperature: float, n_problems: int, n_samples: int
-) -> float:
-    ev = cfg["eval"]
-    return eval_pass_at_1(
-        model,
-        tokenizer,
-        eval_rows[:n_problems],
-        n_samples,
-        max_new_tokens=ev["max_new_tokens"],
-        temperature=temperature,
-        top_p=ev["top_p"] if temperature != 1.0 else 1.0,
-        seed=ev.get("seed", 0),
-    )
+@dataclass(frozen=True)
+class HeldOut:
+    """The warm-up's held-out pass@1: the profile's ``eval:`` sampling on the first
+    ``train.eval_problems`` problems, ``train.eval_samples`` samples each."""
+
+    eval: EvalSpec
+    n_problems: int
+    n_samples: int
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> HeldOut:
+        return cls(profile.eval, profile.train.eval_problems, profile.train.eval_samples)
+
+    def pass_at_1(self, model, tokenizer, rows: list[dict], temperature: float) -> float:
+        """At ``temperature``; top-p is the eval setting, except at T = 1.0 (plain sampling)."""
+        return eval_pass_at_1(
+            model,
+            tokenizer,
+            rows[: self.n_problems],
+            self.n_samples,
+            max_new_tokens=self.eval.max_new_tokens,
+            temperature=temperature,
+            top_p=self.eval.top_p if temperature != 1.0 else 1.0,
+            seed=self.eval.seed,
+        )
+
+    def summary(self, model, tokenizer, rows: list[dict]) -> dict:
+        """pass@1 at the eval temperature and at the RL sampling temperature 1.0."""
+        return {
+            "pass_at_1": self.pass_at_1(model, tokenizer, rows, self.eval.temperature),
+            "pass_at_1_t1": self.pass_at_1(model, tokenizer, rows, 1.0),
+        }
 
 
 def run_sft(
@@ -80,7 +100,7 @@ def run_sft(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     losses = []
-    bar = tqdm(batch_indices(len(rows), batch_size, steps, seed), desc="sft", unit="step")
+    bar = tqdm(batch_indices(len(rows), batch_size, steps, seed), desc="SFT warm-up", unit="step")
     for step, idx in enumerate(bar, start=1):
         ids, mask, loss_mask = sft_batch(
             tokenizer, [prompt_ids[i] for i in idx], [rows[i]["solution"] for i in idx]
@@ -97,7 +117,7 @@ def run_sft(
     return losses
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True)
     parser.add_argument("--model", default="tiny", help="key under models: in the config")
@@ -111,67 +131,52 @@ def main(argv: list[str] | None = None) -> None:
         "--eval-every", type=int, default=0, help="also record a pass@1 curve (0: off)"
     )
     parser.add_argument("--eval-start", type=int, default=0, help="first step of that curve")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    cfg = load_config(args.config)
-    sft_cfg = cfg["models"][args.model]["sft"]
-    steps = args.steps if args.steps is not None else sft_cfg["steps"]
-    n_problems, n_samples = cfg["train"]["eval_problems"], cfg["train"]["eval_samples"]
-    eval_temp = cfg["eval"]["temperature"]
-
+    try:
+        profile = load_profile(args.config)
+    except ConfigError as err:
+        raise SystemExit(f"error: {err}") from err
+    sft_cfg = profile.models[args.model].sft
+    steps = args.steps if args.steps is not None else sft_cfg.steps
+    held_out = HeldOut.from_profile(profile)
     tokenizer = AutoTokenizer.from_pretrained(args.init)
-    model = AutoModelForCausalLM.from_pretrained(args.init, dtype=torch.float32)
+    model = load_causal_lm(args.init, dtype=torch.float32)
     rows, eval_rows = read_jsonl(args.data), read_jsonl(args.eval_data)
-
     curve = []
 
     def record(step: int) -> None:
         if args.eval_every and step % args.eval_every == 0 and step >= args.eval_start:
-            point = {
-                "step": step,
-                "pass_at_1": evaluate(
-                    model, tokenizer, eval_rows, cfg, eval_temp, n_problems, n_samples
-                ),
-                "pass_at_1_t1": evaluate(
-                    model, tokenizer, eval_rows, cfg, 1.0, n_problems, n_samples
-                ),
-            }
-            curve.append(point)
-            tqdm.write(str(point))
+            curve.append({"step": step, **held_out.summary(model, tokenizer, eval_rows)})
+            tqdm.write(str(curve[-1]))
 
     start = time.time()
     losses = run_sft(
-        model,
-        tokenizer,
-        rows,
-        steps,
-        sft_cfg["batch_size"],
-        sft_cfg["lr"],
-        sft_cfg.get("seed", 0),
-        record,
+        model, tokenizer, rows, steps, sft_cfg.batch_size, sft_cfg.lr, sft_cfg.seed, record
     )
-    train_seconds = time.time() - start
     summary = {
         "steps": steps,
-        "batch_size": sft_cfg["batch_size"],
-        "lr": sft_cfg["lr"],
+        "batch_size": sft_cfg.batch_size,
+        "lr": sft_cfg.lr,
         "final_loss": sum(losses[-10:]) / max(len(losses[-10:]), 1),
-        "train_seconds": round(train_seconds, 2),
+        "train_seconds": round(time.time() - start, 2),
         "eval": {
-            "n_problems": min(n_problems, len(eval_rows)),
-            "n_samples": n_samples,
-            "temperature": eval_temp,
-            "top_p": cfg["eval"]["top_p"],
+            "n_problems": min(held_out.n_problems, len(eval_rows)),
+            "n_samples": held_out.n_samples,
+            "temperature": profile.eval.temperature,
+            "top_p": profile.eval.top_p,
         },
-        "pass_at_1": evaluate(model, tokenizer, eval_rows, cfg, eval_temp, n_problems, n_samples),
-        "pass_at_1_t1": evaluate(model, tokenizer, eval_rows, cfg, 1.0, n_problems, n_samples),
+        **held_out.summary(model, tokenizer, eval_rows),
         "curve": curve,
     }
     save_pretrained(model, tokenizer, args.out, extra_json={SUMMARY_NAME: summary})
     print(
         f"sft: {steps} steps, loss {summary['final_loss']:.3f}, pass@1 {summary['pass_at_1']:.3f} "
-        f"(T={eval_temp}), {summary['pass_at_1_t1']:.3f} (T=1.0) -> {Path(args.out)}"
+        f"(T={profile.eval.temperature}), {summary['pass_at_1_t1']:.3f} (T=1.0) -> {Path(args.out)}"
     )
 
 

@@ -29,7 +29,8 @@ What this simplifies relative to verl (the paper-profile engine):
 Checkpoints (every ``save_every`` steps and at the end, written atomically) hold the policy,
 optimizer(s), critic, reference, step, python/numpy/torch RNG states, the prompt sampler's position
 and the run's fingerprint (:func:`run_fingerprint`); a run restarted with the same ``--out`` and
-the same settings resumes from the last one and reaches bit-identical weights and metrics. A
+the same settings resumes from the last one and reaches bit-identical weights and metrics
+(temporary files of a run killed mid-write are removed first). A
 checkpoint written under other settings (method, seed, lr, base model, data, ...) is refused,
 naming the differing keys, or with ``--on-mismatch restart`` set aside for a fresh start. Only
 ``steps`` and ``save_every`` may change on resume: extending a finished run is legitimate.
@@ -54,15 +55,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from pacs import core_algos
-from pacs.config import grad_clip, load_config, resolve_run
+from pacs.config import ConfigError, Profile, RunSpec, load_profile
+from pacs.evaluation.paths import rollout_path_stats
 from pacs.fingerprint import (
     ON_MISMATCH,
     FingerprintMismatch,
@@ -73,6 +76,9 @@ from pacs.fingerprint import (
     rows_digest,
 )
 from pacs.io import atomic_path, write_json, write_jsonl
+from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_dict
+from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, TENSORBOARD_DIR, MetricsLog
+from pacs.progress import load_causal_lm
 from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import (
@@ -86,17 +92,17 @@ from pacs.tiny.common import (
 )
 from pacs.tiny.sft import SUMMARY_NAME as SFT_SUMMARY_NAME
 
-REF_MODES = ("rollout", "periodic", "fixed")
 CHECKPOINT_NAME = "checkpoint.pt"
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
 # Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
 RESUMABLE_SETTINGS = ("steps", "save_every")
-RUN_METADATA = ("name", "label", "ablation")  # how a run is named and grouped, not what it trains
-RUN_OUTPUTS = (CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json")
+RUN_OUTPUTS = (
+    CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json", TENSORBOARD_DIR
+)
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint file that cannot be read back."""
+    """A checkpoint file that cannot be read back, or one this run cannot continue."""
 
 
 RewardFn = Callable[[list[str], list[str]], list[float]]
@@ -112,11 +118,12 @@ def grade_scores(responses: list[str], golds: list[str]) -> list[float]:
 # ----------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
-    """Everything one run needs, resolved from the config (``train:``, the run, ``eval:``)."""
+    """The tiny engine's view of one run: its :class:`pacs.config.RunSpec` and the ``train:`` /
+    ``eval:`` values it reads, every one taken from the profile's spec (no defaults here)."""
 
-    run: dict
+    run: RunSpec
     steps: int
     prompts_per_step: int
     group_size: int
@@ -125,7 +132,7 @@ class Settings:
     temperature: float
     lr: float
     weight_decay: float
-    grad_clip: float | None
+    grad_clip: float  # max gradient norm; inf: no clipping
     eval_every: int
     eval_problems: int
     eval_samples: int
@@ -136,67 +143,43 @@ class Settings:
     eval_seed: int
 
     @property
-    def method(self) -> str:
-        return self.run["method"]
+    def method(self):
+        """The run's method spec (:mod:`pacs.methods`)."""
+        return self.run.method
 
     @classmethod
-    def from_config(cls, cfg: dict, run_name: str, steps: int | None = None) -> Settings:
-        t, ev = cfg["train"], cfg["eval"]
-        settings = cls(
-            run=resolve_run(cfg, run_name),
-            steps=steps if steps is not None else t["steps"],
-            prompts_per_step=t["prompts_per_step"],
-            group_size=t["group_size"],
-            mini_batches=t["mini_batches"],
-            max_new_tokens=t["max_new_tokens"],
-            temperature=t.get("temperature", 1.0),
-            lr=t["lr"],
-            weight_decay=t.get("weight_decay", 0.01),  # verl's actor/critic AdamW default
-            grad_clip=grad_clip(t),  # one default for both engines (pacs.config)
-            eval_every=t["eval_every"],
-            eval_problems=t["eval_problems"],
-            eval_samples=t["eval_samples"],
-            save_every=t["save_every"],
-            eval_temperature=ev["temperature"],
-            eval_top_p=ev["top_p"],
-            eval_max_new_tokens=ev.get("max_new_tokens", t["max_new_tokens"]),
-            eval_seed=ev.get("seed", 0),
+    def from_profile(cls, profile: Profile, run_name: str, steps: int | None = None) -> Settings:
+        t, ev = profile.train, profile.eval
+        return cls(
+            run=profile.run(run_name),
+            steps=steps if steps is not None else t.steps,
+            prompts_per_step=t.prompts_per_step,
+            group_size=t.group_size,
+            mini_batches=t.mini_batches,
+            max_new_tokens=t.max_new_tokens,
+            temperature=t.temperature,
+            lr=t.lr,
+            weight_decay=t.weight_decay,
+            grad_clip=t.max_grad_norm,
+            eval_every=t.eval_every,
+            eval_problems=t.eval_problems,
+            eval_samples=t.eval_samples,
+            save_every=t.save_every,
+            eval_temperature=ev.temperature,
+            eval_top_p=ev.top_p,
+            eval_max_new_tokens=ev.max_new_tokens,
+            eval_seed=ev.seed,
         )
-        settings.validate()
-        return settings
 
-    def validate(self) -> None:
-        """Reject configs that cannot run or whose knobs would silently do nothing (docs/design.md §2.8)."""
-        if self.prompts_per_step % self.mini_batches != 0:
-            raise ValueError(
-                f"prompts_per_step={self.prompts_per_step} must be a multiple of mini_batches="
-                f"{self.mini_batches}: mini-batches hold whole groups"
-            )
-        run = self.run
-        if self.method == "pacs":
-            if run["score"] not in core_algos.SCORE_METHODS:
-                raise ValueError(
-                    f"pacs score must be one of {core_algos.SCORE_METHODS}, got {run['score']!r}"
-                )
-            if run["ref"] not in REF_MODES:
-                raise ValueError(f"pacs ref must be one of {REF_MODES}, got {run['ref']!r}")
-            if int(run.get("ref_reset_every", 1)) < 1:
-                raise ValueError(f"ref_reset_every must be >= 1, got {run['ref_reset_every']}")
-            resets_each_step = run["ref"] == "rollout" or (
-                run["ref"] == "periodic" and int(run.get("ref_reset_every", 1)) == 1
-            )
-            if resets_each_step and self.mini_batches <= 1:
-                raise ValueError(
-                    f"run {run['name']!r}: PACS with the reference reset every step (ref={run['ref']!r}) "
-                    f"needs mini_batches > 1; with one update per rollout every log-ratio is 0, psi == 0 "
-                    f"and beta/score/weight ablations are no-ops (docs/design.md §2.8)"
-                )
-        else:
-            mode = run["loss_agg_mode"]
-            if mode not in core_algos.LOSS_AGG_MODES:
-                raise ValueError(
-                    f"loss_agg_mode must be one of {core_algos.LOSS_AGG_MODES}, got {mode!r}"
-                )
+    def knobs(self) -> dict:
+        """Every value but the run, by name."""
+        return {k: v for k, v in vars(self).items() if k != "run"}
+
+    def as_dict(self) -> dict:
+        """JSON-able: the knobs plus the run's name, grouping and method spec."""
+        run = {"name": self.run.name, "label": self.run.label, "ablation": self.run.ablation}
+        method = {"name": self.method.name, **spec_dict(self.method)}
+        return {"run": {**run, "method": method}, **self.knobs()}
 
     def is_eval_step(self, step: int) -> bool:
         return (
@@ -214,7 +197,7 @@ class Critic(nn.Module):
 
     def __init__(self, policy_dir: str | Path):
         super().__init__()
-        self.backbone = AutoModelForCausalLM.from_pretrained(policy_dir, dtype=torch.float32).model
+        self.backbone = load_causal_lm(policy_dir, dtype=torch.float32).model
         self.value_head = nn.Linear(self.backbone.config.hidden_size, 1)
         # Zero head: values start at 0 instead of at random, so early advantages are the rewards.
         nn.init.zeros_(self.value_head.weight)
@@ -287,33 +270,27 @@ def make_optimizer(model: nn.Module, lr: float, settings: Settings) -> torch.opt
 
 
 def init_state(settings: Settings, base: str | Path, n_train: int, seed: int) -> State:
-    """Policy from ``base``; the reference (fixed/periodic PACS) and critic (PPO) as needed."""
+    """Policy from ``base``, plus what the method keeps beside it (:data:`BRANCHES`)."""
     torch.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
-    policy = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    policy = load_causal_lm(base, dtype=torch.float32)
     policy.train()
     state = State(
         policy, make_optimizer(policy, settings.lr, settings), PromptSampler(n_train, seed)
     )
-    if settings.method == "pacs" and settings.run["ref"] in ("fixed", "periodic"):
-        state.ref = frozen_copy(policy)
-    if settings.method == "ppo":
-        state.critic = Critic(base)
-        state.critic.train()
-        state.critic_optimizer = make_optimizer(
-            state.critic, float(settings.run["critic_lr"]), settings
-        )
+    BRANCHES[settings.method].init(state, settings, base)
     return state
 
 
-def maybe_reset_reference(state: State, settings: Settings, step: int) -> None:
-    """``ref: periodic``: every K steps copy the policy into the reference and restart AdamW."""
-    if settings.method != "pacs" or settings.run["ref"] != "periodic":
-        return
-    if (step - 1) % int(settings.run["ref_reset_every"]) == 0:
-        state.ref.load_state_dict(state.policy.state_dict())
-        state.optimizer = make_optimizer(state.policy, settings.lr, settings)
+def reference_is_policy(state: State, settings: Settings) -> bool:
+    """Whether the reference holds the rollout policy's very weights for the coming step (step 1
+    of ``fixed`` and ``periodic``, and ``periodic`` just after a reset): its log-probs are then the
+    old log-probs bit for bit (tests/tiny/test_train.py), so its forward pass is skipped."""
+    if state.ref is None:
+        return False
+    step = state.step + 1
+    return step == 1 or settings.method.reference.reset_due(step)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -341,7 +318,7 @@ def rollout_quantities(
 
     R = roll.response_len
     out = {"old_logp": per_slice(lambda ids, m: response_logprobs(state.policy, ids, m, R)[0])}
-    if state.ref is not None:
+    if state.ref is not None and not reference_is_policy(state, settings):
         out["ref_logp"] = per_slice(lambda ids, m: response_logprobs(state.ref, ids, m, R)[0])
     else:
         out["ref_logp"] = out["old_logp"]  # ref: rollout (official code: old_log_prob)
@@ -350,14 +327,12 @@ def rollout_quantities(
     return out
 
 
-def ppo_advantages(scores: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, run: dict):
+def ppo_advantages(scores: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, spec: PpoSpec):
     """Outcome reward on the last response token, GAE, then batch whitening (verl)."""
     token_rewards = torch.zeros_like(values)
     last = (mask.sum(-1) - 1).clamp(min=0)
     token_rewards[torch.arange(len(scores)), last] = scores
-    adv, returns = core_algos.compute_gae(
-        token_rewards, values, mask, float(run["gamma"]), float(run["lam"])
-    )
+    adv, returns = core_algos.compute_gae(token_rewards, values, mask, spec.gamma, spec.lam)
     return core_algos.masked_whiten(adv, mask), returns
 
 
@@ -370,11 +345,134 @@ def clip_and_step(params, optimizer: torch.optim.Optimizer, grad_clip: float | N
     return float(norm)
 
 
+# ----------------------------------------------------------------------------------------------
+# The methods' branches: what each method adds to the shared loop
+# ----------------------------------------------------------------------------------------------
+
+
+class Branch:
+    """One method's hooks into the loop; the defaults do nothing. ``batch`` holds the rollout's
+    tensors (``old_logp``, ``ref_logp``, ``labels``, ...) over the whole step."""
+
+    @staticmethod
+    def init(state: State, settings: Settings, base: str | Path) -> None:
+        """Build what the method keeps beside the policy (reference, critic)."""
+
+    @staticmethod
+    def start_step(state: State, settings: Settings, step: int) -> None:
+        """Before step ``step`` samples anything."""
+
+    @staticmethod
+    def labels(scores: torch.Tensor, settings: Settings) -> torch.Tensor:
+        """[B] verifier scores -> [B] labels: 0/1 at 0.5."""
+        return (scores >= 0.5).float()
+
+    @staticmethod
+    def prepare(batch: dict, scores: torch.Tensor, roll: Rollout, settings: Settings) -> None:
+        """Add the step's advantages (and returns) to ``batch``."""
+
+    @staticmethod
+    def after_update(state: State, settings: Settings, roll: Rollout, s: slice, batch: dict) -> dict:
+        """After the policy's step on mini-batch ``s``: further updates and their metrics."""
+        return {}
+
+
+class PacsBranch(Branch):
+    @staticmethod
+    def init(state: State, settings: Settings, base: str | Path) -> None:
+        if settings.method.reference.needs_model:  # ref: fixed | periodic
+            state.ref = frozen_copy(state.policy)
+
+    @staticmethod
+    def start_step(state: State, settings: Settings, step: int) -> None:
+        """``ref: periodic``: copy the policy into the reference and restart AdamW when due."""
+        if settings.method.reference.reset_due(step):
+            state.ref.load_state_dict(state.policy.state_dict())
+            state.optimizer = make_optimizer(state.policy, settings.lr, settings)
+
+    @staticmethod
+    def labels(scores: torch.Tensor, settings: Settings) -> torch.Tensor:
+        if settings.method.soft_labels:
+            return scores.clamp(0, 1)
+        return Branch.labels(scores, settings)
+
+    @staticmethod
+    def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
+        spec: PacsSpec = settings.method
+        return core_algos.pacs_loss(
+            logp,
+            batch["ref_logp"][s],
+            mask,
+            batch["labels"][s],
+            settings.group_size,
+            beta=spec.beta,
+            score=spec.score,
+            use_weight=spec.use_weight,
+        )
+
+
+class GrpoBranch(Branch):
+    @staticmethod
+    def prepare(batch: dict, scores: torch.Tensor, roll: Rollout, settings: Settings) -> None:
+        adv = core_algos.grpo_outcome_advantage(scores, settings.group_size)
+        batch["advantages"] = adv[:, None] * roll.response_mask
+
+    @staticmethod
+    def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
+        return core_algos.ppo_policy_loss(
+            logp,
+            batch["old_logp"][s],
+            batch["advantages"][s],
+            mask,
+            clip_ratio=settings.method.clip_ratio,
+            loss_agg_mode=settings.method.loss_agg_mode,
+        )
+
+
+class PpoBranch(GrpoBranch):
+    @staticmethod
+    def init(state: State, settings: Settings, base: str | Path) -> None:
+        state.critic = Critic(base)
+        state.critic.train()
+        state.critic_optimizer = make_optimizer(state.critic, settings.method.critic_lr, settings)
+
+    @staticmethod
+    def prepare(batch: dict, scores: torch.Tensor, roll: Rollout, settings: Settings) -> None:
+        batch["advantages"], batch["returns"] = ppo_advantages(
+            scores, batch["old_values"], roll.response_mask, settings.method
+        )
+
+    @staticmethod
+    def after_update(state: State, settings: Settings, roll: Rollout, s: slice, batch: dict) -> dict:
+        """One critic step on the same mini-batch (clipped value loss)."""
+        mask = roll.response_mask[s]
+        values = state.critic(roll.input_ids[s], roll.attention_mask[s], roll.response_len)
+        vf_loss, vf_stats = core_algos.value_loss(
+            values,
+            batch["old_values"][s],
+            batch["returns"][s],
+            mask,
+            clip_range=settings.method.value_clip,
+            loss_agg_mode=settings.method.loss_agg_mode,
+        )
+        vf_loss.backward()
+        out = {"vf_loss": vf_loss.item()}
+        out["critic_grad_norm"] = clip_and_step(
+            state.critic.parameters(), state.critic_optimizer, settings.grad_clip
+        )
+        return {**out, **vf_stats}
+
+
+BRANCHES: MethodTable[type[Branch]] = MethodTable(
+    "pacs.tiny.train.BRANCHES", {PacsSpec: PacsBranch, GrpoSpec: GrpoBranch, PpoSpec: PpoBranch}
+)
+
+
 def update_mini_batch(
     state: State, settings: Settings, roll: Rollout, s: slice, batch: dict
 ) -> dict:
     """One optimizer step on mini-batch ``s``; returns its loss, grad norm, entropy and stats."""
-    run, mask = settings.run, roll.response_mask[s]
+    branch, mask = BRANCHES[settings.method], roll.response_mask[s]
     logp, entropy = response_logprobs(
         state.policy,
         roll.input_ids[s],
@@ -382,26 +480,7 @@ def update_mini_batch(
         roll.response_len,
         with_entropy=True,
     )
-    if settings.method == "pacs":
-        loss, stats = core_algos.pacs_loss(
-            logp,
-            batch["ref_logp"][s],
-            mask,
-            batch["labels"][s],
-            settings.group_size,
-            beta=float(run["beta"]),
-            score=run["score"],
-            use_weight=bool(run["use_weight"]),
-        )
-    else:
-        loss, stats = core_algos.ppo_policy_loss(
-            logp,
-            batch["old_logp"][s],
-            batch["advantages"][s],
-            mask,
-            clip_ratio=float(run["clip_ratio"]),
-            loss_agg_mode=run["loss_agg_mode"],
-        )
+    loss, stats = branch.loss(logp, batch, s, mask, settings)
     loss.backward()
     out = {
         "loss": loss.item(),
@@ -409,23 +488,15 @@ def update_mini_batch(
         "entropy": core_algos.masked_mean(entropy, mask).item(),
         **stats,
     }
-    if state.critic is not None:
-        values = state.critic(roll.input_ids[s], roll.attention_mask[s], roll.response_len)
-        vf_loss, vf_stats = core_algos.value_loss(
-            values,
-            batch["old_values"][s],
-            batch["returns"][s],
-            mask,
-            clip_range=float(run["value_clip"]),
-            loss_agg_mode=run["loss_agg_mode"],
-        )
-        vf_loss.backward()
-        out["vf_loss"] = vf_loss.item()
-        out["critic_grad_norm"] = clip_and_step(
-            state.critic.parameters(), state.critic_optimizer, settings.grad_clip
-        )
-        out.update(vf_stats)
-    return out
+    return {**out, **branch.after_update(state, settings, roll, s, batch)}
+
+
+def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
+    """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
+    responses, averaged over groups (docs/design.md §10); nothing for other tasks."""
+    if not rows or "quantities" not in rows[0]:
+        return {}
+    return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
 
 
 def mixed_fraction(labels: torch.Tensor, group_size: int) -> float:
@@ -443,58 +514,51 @@ def train_step(
     reward_fn: RewardFn = grade_scores,
 ) -> tuple[dict, list[dict]]:
     """Run step ``state.step + 1``; return its metrics row and the per-mini-batch results."""
-    step = state.step + 1
-    run, n = settings.run, settings.group_size
-    t0 = time.perf_counter()
-    maybe_reset_reference(state, settings, step)
+    step, n = state.step + 1, settings.group_size
+    branch = BRANCHES[settings.method]
+    times = [time.perf_counter()]
+    branch.start_step(state, settings, step)
     idx = state.sampler.next(settings.prompts_per_step)
-
-    roll = sample(
-        state.policy,
-        tokenizer,
-        [prompt_ids[i] for i in idx],
-        n,
-        settings.max_new_tokens,
-        settings.temperature,
-    )
-    t1 = time.perf_counter()
-    scores = torch.tensor(
-        reward_fn(roll.texts, [rows[i]["answer"] for i in idx for _ in range(n)]),
-        dtype=torch.float32,
-    )
-    soft = settings.method == "pacs" and bool(run.get("soft_labels", False))
-    labels = scores.clamp(0, 1) if soft else (scores >= 0.5).float()
-    t2 = time.perf_counter()
+    prompts = [prompt_ids[i] for i in idx]
+    roll = sample(state.policy, tokenizer, prompts, n, settings.max_new_tokens, settings.temperature)
+    times.append(time.perf_counter())
+    golds = [rows[i]["answer"] for i in idx for _ in range(n)]
+    scores = torch.tensor(reward_fn(roll.texts, golds), dtype=torch.float32)
+    labels = branch.labels(scores, settings)
+    times.append(time.perf_counter())
 
     slices = mini_batch_slices(len(scores), settings.mini_batches)
     batch = rollout_quantities(state, settings, roll, slices)
     batch["labels"] = labels
-    if settings.method == "grpo":
-        adv = core_algos.grpo_outcome_advantage(scores, n)
-        batch["advantages"] = adv[:, None] * roll.response_mask
-    elif settings.method == "ppo":
-        batch["advantages"], batch["returns"] = ppo_advantages(
-            scores, batch["old_values"], roll.response_mask, run
-        )
-    t3 = time.perf_counter()
+    branch.prepare(batch, scores, roll, settings)
+    times.append(time.perf_counter())
 
     mb_results = [update_mini_batch(state, settings, roll, s, batch) for s in slices]
-    t4 = time.perf_counter()
-
+    times.append(time.perf_counter())
     state.step = step
-    row = {
+    paths = path_metrics(roll.texts, scores.tolist(), [rows[i] for i in idx], n)
+    return metrics_row(step, scores, labels, roll, mb_results, times, n, paths), mb_results
+
+
+def metrics_row(
+    step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
+) -> dict:
+    """One metrics.jsonl row: rewards, the mini-batches' means, the paths task's path
+    statistics (``paths``, empty for other tasks) and the phase times."""
+    t0, t1, t2, t3, t4 = times
+    return {
         "step": step,
         "reward_mean": scores.mean().item(),
         "mixed_frac": mixed_fraction(labels, n),
         "response_len": roll.response_mask.sum(-1).float().mean().item(),
         **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
+        **paths,
         "time_generate": t1 - t0,
         "time_reward": t2 - t1,
         "time_reference": t3 - t2,
         "time_update": t4 - t3,
         "time_total": t4 - t0,
     }
-    return row, mb_results
 
 
 # ----------------------------------------------------------------------------------------------
@@ -512,10 +576,11 @@ def run_fingerprint(
     """Fingerprint (:mod:`pacs.fingerprint`) of everything that decides what this run trains
     and records: the resolved run, every ``train:``/``eval:`` setting but ``RESUMABLE_SETTINGS``,
     the seed, and the contents of the base model folder and of both data sets."""
-    knobs = {k: v for k, v in vars(settings).items() if k != "run" and k not in RESUMABLE_SETTINGS}
+    knobs = {k: v for k, v in settings.knobs().items() if k not in RESUMABLE_SETTINGS}
     return fingerprint(
         {
-            "run": {k: v for k, v in settings.run.items() if k not in RUN_METADATA},
+            # What the run trains (its method and knobs), not how it is named or grouped.
+            "run": {"method": settings.method.name, **spec_dict(settings.method)},
             **knobs,
             "seed": seed,
             # The SFT summary holds wall-clock times: a byte-identical model may differ there.
@@ -568,6 +633,30 @@ def read_checkpoint(path: Path) -> dict:
             f"this run from step 0"
         )
     return ckpt
+
+
+class StepsBehindCheckpoint(CheckpointError):
+    """The run folder's checkpoint is past the step budget asked for."""
+
+    def __init__(self, path: Path, step: int, steps: int):
+        super().__init__(
+            f"{path} is at step {step}, past the {steps} steps asked for (--steps or "
+            f"train.steps): ask for at least {step} steps to continue that run, or give this "
+            "run another --out"
+        )
+
+
+def remove_stale_temps(out: Path) -> list[Path]:
+    """Remove the temporary files (``.<name>.*.tmp``) and folders (``.model.*``) that a run
+    killed mid-write left in ``out``; they are never read. Returns what was removed."""
+    stale = [p for name in RUN_OUTPUTS for p in out.glob(f".{name}.*")
+             if p.name.endswith(".tmp") or name == "model"]
+    for path in stale:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return stale
 
 
 def discard_run_outputs(out: Path) -> None:
@@ -672,6 +761,8 @@ def train(
     stop_after: int | None = None,
     reward_fn: RewardFn = grade_scores,
     on_mismatch: str = "refuse",
+    backends: Sequence[str] = DEFAULT_BACKENDS,
+    project: str = "pacs",
 ) -> State:
     """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
     the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
@@ -682,46 +773,23 @@ def train(
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)
     run_fp = run_fingerprint(settings, seed, base, train_rows, eval_rows)
     tokenizer = AutoTokenizer.from_pretrained(base)
     state = init_state(settings, base, len(train_rows), seed)
     resumed = load_checkpoint(state, settings, out, run_fp, on_mismatch)
     if state.step > settings.steps:
-        raise ValueError(
-            f"{out} holds a checkpoint at step {state.step}, past the requested {settings.steps} steps"
-        )
+        raise StepsBehindCheckpoint(out / CHECKPOINT_NAME, state.step, settings.steps)
     (out / "summary.json").unlink(missing_ok=True)  # a summary means finished; we are not, yet
-    prompt_ids = encode_prompts(tokenizer, train_rows)
     start = time.time()
-
-    if not state.eval_curve:
-        state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
-        write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
-
-    bar = tqdm(
-        total=settings.steps,
-        initial=state.step,
-        desc=f"{settings.run['name']} s{seed}",
-        unit="step",
-    )
-    while state.step < settings.steps:
-        row, _ = train_step(state, settings, tokenizer, train_rows, prompt_ids, reward_fn)
-        state.history.append(row)
-        write_jsonl(out / "metrics.jsonl", state.history)
-        if settings.is_eval_step(state.step):
-            state.eval_curve.append(evaluate(state, settings, tokenizer, eval_rows))
-            write_jsonl(out / "eval_curve.jsonl", state.eval_curve)
-        if state.step % settings.save_every == 0 or state.step == settings.steps:
-            save_checkpoint(state, out, run_fp)
-        bar.update(1)
-        bar.set_postfix(
-            reward=f"{row['reward_mean']:.2f}", pass1=f"{state.eval_curve[-1]['pass_at_1']:.3f}"
-        )
-        if stop_after is not None and state.step >= stop_after:
-            bar.close()
+    with MetricsLog(out, backends, project=project, config=settings.as_dict()) as log:
+        log.replay(state.history, state.eval_curve)  # what a resumed run kept, written again
+        rows = (train_rows, eval_rows)
+        loop = RunLoop(state, settings, tokenizer, *rows, out, run_fp, reward_fn, log)
+        if not state.eval_curve:
+            loop.record_eval()
+        if not loop.run(f"{settings.run.name} seed {seed}: RL steps", stop_after):
             return state
-    bar.close()
-
     save_pretrained(state.policy, tokenizer, out / "model")
     summary = summarize(state, settings, seed, time.time() - start, resumed)
     summary["fingerprint"] = run_fp["sha256"]
@@ -729,12 +797,64 @@ def train(
     return state
 
 
+@dataclass
+class RunLoop:
+    """The steps of one run, each logged, evaluated and checkpointed on its cadence."""
+
+    state: State
+    settings: Settings
+    tokenizer: Any
+    train_rows: Sequence[dict]
+    eval_rows: Sequence[dict]
+    out: Path
+    run_fp: dict
+    reward_fn: RewardFn
+    log: MetricsLog
+
+    def run(self, desc: str, stop_after: int | None) -> bool:
+        """Train up to ``settings.steps``; False when ``stop_after`` cut it short."""
+        state, settings = self.state, self.settings
+        prompt_ids = encode_prompts(self.tokenizer, self.train_rows)
+        with tqdm(total=settings.steps, initial=state.step, desc=desc, unit="step") as bar:
+            while state.step < settings.steps:
+                row, _ = train_step(
+                    state, settings, self.tokenizer, self.train_rows, prompt_ids, self.reward_fn
+                )
+                self.record(row)
+                bar.update(1)
+                pass1 = state.eval_curve[-1]["pass_at_1"]
+                bar.set_postfix(reward=f"{row['reward_mean']:.2f}", pass1=f"{pass1:.3f}")
+                if stop_after is not None and state.step >= stop_after:
+                    return False
+        return True
+
+    def record(self, row: dict) -> None:
+        """Log the step's row (``metrics.jsonl``, rewritten whole, and the :class:`MetricsLog`);
+        evaluate and checkpoint when due."""
+        state, settings, out = self.state, self.settings, self.out
+        state.history.append(row)
+        write_jsonl(out / "metrics.jsonl", state.history)
+        self.log.log(row)
+        if settings.is_eval_step(state.step):
+            self.record_eval()
+        if state.step % settings.save_every == 0 or state.step == settings.steps:
+            save_checkpoint(state, out, self.run_fp)
+
+    def record_eval(self) -> None:
+        """Add a held-out pass@1 point to ``eval_curve.jsonl`` and the :class:`MetricsLog`."""
+        state = self.state
+        point = evaluate(state, self.settings, self.tokenizer, self.eval_rows)
+        state.eval_curve.append(point)
+        write_jsonl(self.out / "eval_curve.jsonl", state.eval_curve)
+        self.log.log(point, EVAL_METRICS)
+
+
 def summarize(state: State, settings: Settings, seed: int, wall: float, resumed: bool) -> dict:
     hist = state.history
     mean_time = {k: float(np.mean([r[k] for r in hist])) for k in TIME_KEYS} if hist else {}
     return {
-        "run": settings.run["name"],
-        "method": settings.method,
+        "run": settings.run.name,
+        "method": settings.method.name,
         "seed": seed,
         "steps": state.step,
         "base_pass_at_1": state.eval_curve[0]["pass_at_1"],
@@ -745,7 +865,7 @@ def summarize(state: State, settings: Settings, seed: int, wall: float, resumed:
         "mean_step_times": mean_time,
         "wall_seconds_this_process": round(wall, 2),
         "resumed": resumed,
-        "settings": {k: v for k, v in vars(settings).items()},
+        "settings": settings.as_dict(),
     }
 
 
@@ -777,8 +897,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    settings = Settings.from_config(load_config(args.config), args.method, args.steps)
     try:
+        profile = load_profile(args.config)
+        settings = Settings.from_profile(profile, args.method, args.steps)
         state = train(
             settings,
             args.seed,
@@ -788,12 +909,14 @@ def main(argv: list[str] | None = None) -> None:
             args.out,
             stop_after=args.stop_after,
             on_mismatch=args.on_mismatch,
+            backends=profile.logging.backends,
+            project=f"pacs-{profile.profile}",
         )
-    except (FingerprintMismatch, CheckpointError) as err:
+    except (ConfigError, FingerprintMismatch, CheckpointError) as err:
         raise SystemExit(f"error: {err}") from err
     curve = state.eval_curve
     print(
-        f"{settings.run['name']} seed {args.seed}: pass@1 {curve[0]['pass_at_1']:.3f} -> "
+        f"{settings.run.name} seed {args.seed}: pass@1 {curve[0]['pass_at_1']:.3f} -> "
         f"{curve[-1]['pass_at_1']:.3f} after {state.step} steps -> {args.out}"
     )
 

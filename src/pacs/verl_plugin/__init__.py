@@ -16,3 +16,21 @@ How the pieces fit (docs/design.md §5):
 
 Importing this package does not import verl; only the submodules that need it do.
 """
+
+from __future__ import annotations
+
+# The plugin writes into private verl tables (the rollout-adapter dict, the engine and platform
+# registries) and relies on the v1 trainer's batch geometry: it is written for this verl only.
+SUPPORTED_VERL = "0.9.1"
+
+
+def verl_version_problem(found: str) -> str | None:
+    """None when ``found`` (``verl.__version__``) is the supported verl, else the message to show."""
+    if found == SUPPORTED_VERL:
+        return None
+    return (
+        f"pacs.verl_plugin supports verl {SUPPORTED_VERL} only, found verl {found}: the PACS "
+        "estimator, loss and trainer are NOT registered (verl itself works as usual). Install "
+        f"verl=={SUPPORTED_VERL} (environment.yml) to run PACS."
+    )
+

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from pacs.core_algos import balanced_weights
+from pacs.methods import PacsSpec
 
 # Rewards closer than this to 0 or 1 count as that label (rewards arrive as float32 sums).
 LABEL_TOL = 1e-6
@@ -71,16 +72,17 @@ def signed_class_weights(
 
 def use_weight_from_config(config: Any) -> bool:
     """Read ``algorithm.pacs.use_weight`` from verl's algorithm config (DictConfig, dataclass or
-    dict); default True (the paper's setting) when absent."""
+    dict); :class:`pacs.methods.PacsSpec`'s default (the paper's setting) when absent."""
+    default = PacsSpec().use_weight
     if config is None:
-        return True
+        return default
     pacs_cfg = config.get("pacs", None) if hasattr(config, "get") else getattr(config, "pacs", None)
     if pacs_cfg is None:
-        return True
+        return default
     value = (
-        pacs_cfg.get("use_weight", True)
+        pacs_cfg.get("use_weight", default)
         if hasattr(pacs_cfg, "get")
-        else getattr(pacs_cfg, "use_weight", True)
+        else getattr(pacs_cfg, "use_weight", default)
     )
     if not isinstance(value, bool):
         raise TypeError(f"algorithm.pacs.use_weight must be a bool, got {value!r}")

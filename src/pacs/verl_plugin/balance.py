@@ -8,16 +8,19 @@ partitioner), each rank's groups then laid out contiguously. verl's dispatcher h
 k-th contiguous chunk of the batch.
 
 A failed rollout leaves its group short (verl's sync replay buffer keeps failed groups sampleable
-and pads the batch with synthetic ``is_padding`` rows). RLOO cannot score a short group and a
-padding row has no valid token, so ``select_complete_groups`` drops both, then drops as many whole
-groups as needed for the rest to fill whole mini-batches, and fails only when fewer than
-``min_group_fraction`` of the expected groups remain.
+and pads the batch with synthetic ``is_padding`` rows). The ``pacs_sync`` trainer therefore has
+every failed group that is short of n trajectories (``short_failed_groups``) evicted and
+regenerated from a fresh prompt before the batch is sampled, so a step keeps all its groups. As a
+safety net, ``select_complete_groups`` still drops short groups and padding rows (RLOO cannot
+score a short group, a padding row has no valid token), counts groups that left no row at all,
+drops as many whole groups as needed for the rest to fill whole mini-batches, and fails when
+fewer than ``min_group_fraction`` of the expected groups remain.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -66,17 +69,19 @@ class GroupSelection:
     keep: list[int]  # row positions of the kept groups, group by group (uid order)
     kept_groups: int
     short_groups: int  # groups with fewer than rollout.n real responses (failed rollouts)
+    missing_groups: int  # expected groups that left no row at all
     padding_rows: int  # verl's synthetic is_padding rows
     trimmed_groups: int  # complete groups dropped so the rest fills whole mini-batches
 
     @property
     def dropped_groups(self) -> int:
-        return self.short_groups + self.trimmed_groups
+        return self.short_groups + self.missing_groups + self.trimmed_groups
 
     def metrics(self, prefix: str = "pacs/groups") -> dict[str, int]:
         return {
             f"{prefix}/kept": self.kept_groups,
             f"{prefix}/dropped_incomplete": self.short_groups,
+            f"{prefix}/missing": self.missing_groups,
             f"{prefix}/dropped_for_geometry": self.trimmed_groups,
             f"{prefix}/padding_rows_dropped": self.padding_rows,
         }
@@ -118,7 +123,8 @@ def select_complete_groups(
     if usable < needed:
         raise ValueError(
             f"only {usable} of {expected_groups} prompt groups are usable ({len(groups) - len(complete)} "
-            f"incomplete after failed rollouts, {len(complete)} complete, kept in multiples of "
+            f"incomplete after failed rollouts, {max(0, expected_groups - len(groups))} without any "
+            f"response, {len(complete)} complete, kept in multiples of "
             f"{group_multiple} groups per mini-batch); need at least {needed} "
             f"(algorithm.pacs.min_group_fraction={min_group_fraction})"
         )
@@ -126,9 +132,25 @@ def select_complete_groups(
         keep=[row for group in complete[:usable] for row in group],
         kept_groups=usable,
         short_groups=len(groups) - len(complete),
+        missing_groups=max(0, expected_groups - len(groups)),
         padding_rows=sum(bool(p) for p in is_padding),
         trimmed_groups=len(complete) - usable,
     )
+
+
+def short_failed_groups(
+    failed_uids: Iterable[str], trajectory_keys: Iterable[str], group_size: int
+) -> set[str]:
+    """uids of failed prompt groups holding fewer than ``group_size`` trajectories.
+
+    verl's ``sync_refill_failed_groups`` refills only failed groups with no trajectory at all;
+    PACS needs every short group regenerated, since RLOO scores whole groups.
+    """
+    counts: dict[str, int] = {}
+    for key in trajectory_keys:
+        uid = uid_of_key(key)
+        counts[uid] = counts.get(uid, 0) + 1
+    return {uid for uid in failed_uids if counts.get(uid, 0) < group_size}
 
 
 def group_balanced_order(

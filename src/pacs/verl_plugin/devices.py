@@ -51,7 +51,7 @@ def device_overrides(device: str, n_ranks: int, ray_address: str | None = None) 
         f"+ray_kwargs.ray_init.runtime_env.env_vars.{PLATFORM_ENV}": "cpu",
         **({} if ray_address else local_ray),
         # no flash-attention and no torch.compile on CPU
-        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "++actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
         "actor_rollout_ref.model.use_remove_padding": "false",
         "actor_rollout_ref.actor.fsdp_config.use_torch_compile": "false",
         "actor_rollout_ref.ref.fsdp_config.use_torch_compile": "false",

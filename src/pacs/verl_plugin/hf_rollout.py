@@ -67,14 +67,14 @@ class HFServer:
     """
 
     def __init__(self, config, model_config, replica_rank: int = 0):
-        from transformers import AutoModelForCausalLM
+        from pacs.progress import load_causal_lm
 
         torch.set_num_threads(int(os.environ.get("PACS_HF_ROLLOUT_THREADS", "1")))
         self.config = omega_conf_to_dataclass(config)
         self.model_config = omega_conf_to_dataclass(model_config)
         self.replica_rank = replica_rank
         path = self.model_config.local_path
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+        self.model = load_causal_lm(path, dtype=torch.float32).eval()
         self.eos_token_id = self.model.generation_config.eos_token_id
         self.pad_token_id = self.model.generation_config.pad_token_id
         if self.pad_token_id is None:

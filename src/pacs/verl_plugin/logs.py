@@ -19,48 +19,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from pacs.metrics_log import TRAIN_FIELDS, TRAIN_METRICS
+
 ATTEMPT_RE = re.compile(r"attempt-(\d+)\.jsonl$")
 
-# metrics.jsonl field -> verl metric keys, first present wins (verl/trainer/ppo/metric_utils.py,
-# verl/trainer/ppo/v1/trainer_base.py, pacs.verl_plugin.loss).
-FIELD_KEYS: dict[str, tuple[str, ...]] = {
-    "reward_mean": ("critic/rewards/mean", "critic/score/mean"),
-    "mixed_frac": ("actor/pacs_mixed_frac",),
-    "loss": ("actor/pg_loss", "actor/loss"),
-    "entropy": ("actor/entropy",),
-    "grad_norm": ("actor/grad_norm",),
-    "response_len": ("response_length/mean",),
-    "time_generate": ("timing_s/gen",),
-    "time_reward": ("timing_s/reward",),
-    "time_total": ("timing_s/step",),
-    "psi_mean": ("actor/pacs_psi_mean",),
-    "sigma_mean": ("actor/pacs_sigma_mean",),
-    "score_acc": ("actor/pacs_score_acc",),
-    "weight_mean": ("actor/pacs_weight_mean",),
-}
-# Fields that add up several verl timers (absent timers count 0; all absent -> null).
-SUMMED_FIELDS: dict[str, tuple[str, ...]] = {
-    "time_reference": ("timing_s/old_log_prob", "timing_s/ref", "timing_s/values"),
-    "time_update": ("timing_s/update_actor", "timing_s/update_critic"),
-}
-ROW_ORDER = (
-    "step",
-    "reward_mean",
-    "mixed_frac",
-    "loss",
-    "entropy",
-    "grad_norm",
-    "response_len",
-    "time_generate",
-    "time_reward",
-    "time_reference",
-    "time_update",
-    "time_total",
-    "psi_mean",
-    "sigma_mean",
-    "score_acc",
-    "weight_mean",
-)
+# metrics.jsonl field -> verl metric keys, first present wins; fields that add up several verl
+# timers (absent timers count 0; all absent -> null). Stated once in pacs.metrics_log.
+FIELD_KEYS: dict[str, tuple[str, ...]] = {m.name: m.verl_keys for m in TRAIN_METRICS if not m.summed}
+SUMMED_FIELDS: dict[str, tuple[str, ...]] = {m.name: m.verl_keys for m in TRAIN_METRICS if m.summed}
+ROW_ORDER = ("step", *TRAIN_FIELDS)
 
 
 def attempt_files(log_dir: Path) -> list[Path]:

@@ -27,32 +27,36 @@ import torch
 from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
-from pacs.core_algos import SCORE_METHODS, pacs_loss
+from pacs.core_algos import balanced_weights, pacs_loss
+from pacs.methods import PacsSpec
 
 LOSS_NAME = "pacs"
+_DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 
 
 @dataclass
 class PACSPolicyLossConfig(PolicyLossConfig):
-    """verl's ``PolicyLossConfig`` plus the PACS knobs.
+    """verl's ``PolicyLossConfig`` plus the loss's PACS knobs, defaults from
+    :class:`pacs.methods.PacsSpec` and validated by it (:meth:`spec`).
 
-    beta: β of the reward proxy (eq. 7); score: rloo | grpo | drgrpo (App. D.3);
-    use_weight: class-balanced weights (§3.5) — must agree with ``algorithm.pacs.use_weight``,
-    which decides what the driver packs into the advantages.
+    ``use_weight`` must agree with ``algorithm.pacs.use_weight``, which decides what the driver
+    packs into the advantages.
     """
 
     loss_mode: str = LOSS_NAME
-    beta: float = 1.0
-    score: str = "rloo"
-    use_weight: bool = True
+    beta: float = _DEFAULTS.beta
+    score: str = _DEFAULTS.score
+    use_weight: bool = _DEFAULTS.use_weight
 
     def __post_init__(self):
-        if self.score not in SCORE_METHODS:
-            raise ValueError(
-                f"policy_loss.score must be one of {SCORE_METHODS}, got {self.score!r}"
-            )
-        if not self.beta > 0:
-            raise ValueError(f"policy_loss.beta must be > 0, got {self.beta!r}")
+        try:
+            self.spec()
+        except ValueError as err:  # pydantic's ValidationError is a ValueError
+            raise ValueError(f"actor_rollout_ref.actor.policy_loss: {err}") from err
+
+    def spec(self) -> PacsSpec:
+        """The loss's knobs as the typed spec (an int β from Hydra becomes a float there)."""
+        return PacsSpec(beta=self.beta, score=self.score, use_weight=self.use_weight)
 
 
 def decode_signed_weights(
@@ -71,6 +75,35 @@ def decode_signed_weights(
     return (signed > 0).float(), signed.abs()
 
 
+def check_decoded_weights(
+    labels: torch.Tensor, weights: torch.Tensor, group_size: int, use_weight: bool
+) -> None:
+    """Raise unless the [B] decoded weights are what the driver computed for these groups:
+    ``balanced_weights`` of the labels in contiguous groups of ``group_size`` (1 without weights).
+
+    A mismatch means the micro-batch does not hold the driver's groups (a verl change in batch
+    geometry, or rows reordered), so the loss would score responses against the wrong group.
+    The tolerance allows bf16 advantages; distinct class weights differ by far more.
+    """
+    if not use_weight:
+        if not torch.allclose(weights, torch.ones_like(weights)):
+            raise ValueError(
+                "policy_loss.use_weight=False but the advantages carry class weights: set "
+                "algorithm.pacs.use_weight=False as well"
+            )
+        return
+    expected = balanced_weights(labels, group_size)
+    if not torch.allclose(weights, expected.to(weights.dtype), rtol=1e-2, atol=0.0):
+        bad = (weights - expected).abs().argmax().item()
+        raise ValueError(
+            f"pacs loss: the class weights carried in the advantages do not match the labels "
+            f"grouped by rollout.n={group_size} in this micro-batch (row {bad + 1}: carried "
+            f"{weights[bad].item():.4f}, expected {expected[bad].item():.4f}); the micro-batch "
+            "does not hold whole driver groups in order: is verl 0.9.1 with the pacs_sync "
+            "trainer in use?"
+        )
+
+
 def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
     """Fraction of groups holding both labels (the only groups with a class-balancing effect)."""
     grouped = labels.reshape(-1, group_size)
@@ -78,14 +111,15 @@ def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
     return ((n_pos > 0) & (n_pos < group_size)).float().mean().item()
 
 
-def _pacs_settings(config: Any) -> tuple[float, str, bool]:
+def loss_spec(config: Any) -> PacsSpec:
+    """The PACS spec of the actor config's ``policy_loss`` (verl hands the dataclass)."""
     policy_loss = config.policy_loss
-    get = (
-        policy_loss.get
-        if hasattr(policy_loss, "get")
-        else lambda k, d=None: getattr(policy_loss, k, d)
-    )
-    return float(get("beta", 1.0)), str(get("score", "rloo")), bool(get("use_weight", True))
+    if not isinstance(policy_loss, PACSPolicyLossConfig):
+        raise TypeError(
+            f"pacs loss needs actor.policy_loss of type {PACSPolicyLossConfig.__name__}, got "
+            f"{type(policy_loss).__name__}: set actor_rollout_ref.actor.policy_loss._target_"
+        )
+    return policy_loss.spec()
 
 
 def _global_normaliser(config: Any, local_batch: int) -> tuple[float, int]:
@@ -128,22 +162,18 @@ def compute_policy_loss_pacs(
             f"pacs loss got a micro-batch of {batch} responses, not a whole number of groups of "
             f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
         )
-    beta, score, use_weight = _pacs_settings(config)
+    spec = loss_spec(config)
     mask = response_mask.bool()
     labels, weights = decode_signed_weights(advantages, mask)
-    if not use_weight and not torch.allclose(weights, torch.ones_like(weights)):
-        raise ValueError(
-            "policy_loss.use_weight=False but the advantages carry class weights: set "
-            "algorithm.pacs.use_weight=False as well"
-        )
+    check_decoded_weights(labels, weights, group_size, spec.use_weight)
     loss_sum, stats = pacs_loss(
         log_prob,
         old_log_prob,
         mask,
         labels,
         group_size,
-        beta=beta,
-        score=score,
+        beta=spec.beta,
+        score=spec.score,
         use_weight=True,
         weights=weights,
         reduction="sum",

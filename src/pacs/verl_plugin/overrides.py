@@ -11,12 +11,16 @@ micro-batch of 8 responses is written as 1 (= 8 / n) there.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pacs.config import enable_thinking, grad_clip, model_source
+from pacs.config import Profile, RunSpec
+from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec
+from pacs.metrics_log import TENSORBOARD_DIR
+from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
 
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
@@ -24,7 +28,6 @@ REWARD_FN_NAME = "compute_score"
 PACS_LOSS_CONFIG = "pacs.verl_plugin.loss.PACSPolicyLossConfig"
 SUM_NORM = "seq-mean-token-sum-norm"
 TOTAL_EPOCHS = 1000  # the step budget (trainer.total_training_steps) is what ends a run
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", SUM_NORM)
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,11 @@ class RunPaths:
     @property
     def log_dir(self) -> Path:
         return self.out_dir / "verl_logs"
+
+    @property
+    def tensorboard_dir(self) -> Path:
+        """verl's tensorboard logger writes here, beside metrics.jsonl (pacs.metrics_log)."""
+        return self.out_dir / TENSORBOARD_DIR
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,9 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     text = str(value)
-    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text):
+    # A string Hydra would read as a number, bool or null ("1" for an env var) stays quoted.
+    typed = re.fullmatch(r"[-+0-9.e]+|true|false|null", text, flags=re.IGNORECASE)
+    if re.fullmatch(r"[A-Za-z0-9_./@+-]+", text) and not typed:
         return text
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -71,117 +81,99 @@ def _ov(items: dict[str, Any]) -> list[str]:
     return [f"{key}={_fmt(val)}" for key, val in items.items()]
 
 
-def _need(section: dict, key: str, where: str) -> Any:
-    if key not in section:
-        raise KeyError(f"config section {where!r} lacks key {key!r}")
-    return section[key]
-
-
-def model_path(model: dict) -> str:
+def model_path(profile: Profile, model_key: str) -> str:
     """``models.<m>.path`` (made absolute: Ray workers do not share our working directory) when
     set, else the hub id. Compute nodes without internet need the local path."""
-    source = model_source(model)
-    return str(Path(source).resolve()) if model.get("path") else source
+    model = profile.models[model_key]
+    return str(Path(model.path).resolve()) if model.path else model.source
 
 
 def experiment_name(model_key: str, run_name: str, seed: int) -> str:
     return f"{model_key}-{run_name}-seed{seed}"
 
 
-def check_update_schedule(train: dict, run: dict) -> None:
-    """docs/design.md §2.8: mini-batch × mini_batches must tile the rollout batch, and PACS needs several
-    updates per rollout (or a reset period above 1), else β and the score ablations are no-ops."""
-    prompts = _need(train, "prompts_per_step", "train")
-    mini = _need(train, "mini_batch_size", "train")
-    updates = _need(train, "mini_batches", "train")
-    if prompts % mini or prompts // mini != updates:
-        raise ValueError(
-            f"train.prompts_per_step={prompts} / train.mini_batch_size={mini} must equal "
-            f"train.mini_batches={updates} (updates per rollout)"
-        )
-    if (
-        run["method"] == "pacs"
-        and updates < 2
-        and not (run.get("ref") == "periodic" and run.get("ref_reset_every", 1) > 1)
-    ):
-        raise ValueError(
-            f"run {run['name']!r}: one update per rollout with ref=rollout makes ψ ≡ 0, so β and the "
-            "score ablations do nothing (docs/design.md §2.8); use train.mini_batches >= 2"
-        )
-
-
-def _common(
-    cfg: dict, model_key: str, seed: int, paths: RunPaths, cluster: ClusterShape, log_path: str
-) -> dict:
-    train, verl, model = cfg["train"], cfg.get("verl") or {}, cfg["models"][model_key]
-    rollout = verl.get("rollout") or {}
-    items = {
+def _data(p: Profile, seed: int, paths: RunPaths) -> dict:
+    t = p.train
+    return {
         "data.train_files": paths.train_file,
         "data.val_files": paths.val_file,
-        "data.val_max_samples": verl.get("val_max_samples", 8),
-        "data.train_batch_size": _need(train, "prompts_per_step", "train"),
-        "data.max_prompt_length": _need(train, "max_prompt_length", "train"),
-        "data.max_response_length": _need(train, "max_new_tokens", "train"),
-        "data.filter_overlong_prompts": bool(train.get("filter_overlong_prompts", True)),
+        "data.val_max_samples": p.verl.val_max_samples,
+        "data.train_batch_size": t.prompts_per_step,
+        "data.max_prompt_length": t.max_prompt_length,
+        "data.max_response_length": t.max_new_tokens,
+        "data.filter_overlong_prompts": t.filter_overlong_prompts,
         "data.truncation": "error",
         "data.shuffle": True,
         "data.seed": seed,
         # Training and evaluation render prompts with the same chat-template switch.
-        "+data.apply_chat_template_kwargs.enable_thinking": enable_thinking(cfg),
-        "actor_rollout_ref.model.path": model_path(model),
-        "actor_rollout_ref.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
-        "actor_rollout_ref.model.enable_gradient_checkpointing": bool(
-            verl.get("enable_gradient_checkpointing", True)
-        ),
-        "actor_rollout_ref.actor.strategy": verl.get("strategy", "fsdp2"),
-        "actor_rollout_ref.actor.optim.lr": float(_need(train, "lr", "train")),
-        "actor_rollout_ref.actor.optim.clip_grad": grad_clip(train),
-        "actor_rollout_ref.actor.ppo_mini_batch_size": _need(train, "mini_batch_size", "train"),
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": _need(
-            train, "micro_batch_per_gpu", "train"
-        ),
-        "actor_rollout_ref.actor.use_dynamic_bsz": bool(verl.get("use_dynamic_bsz", False)),
-        "actor_rollout_ref.actor.ppo_epochs": int(train.get("ppo_epochs", 1)),
-        "actor_rollout_ref.actor.shuffle": False,
-        "actor_rollout_ref.actor.use_kl_loss": float(train.get("kl_coef", 0.0)) > 0,
-        "actor_rollout_ref.actor.kl_loss_coef": float(train.get("kl_coef", 0.0)),
-        "actor_rollout_ref.actor.entropy_coeff": 0.0,
-        "actor_rollout_ref.actor.data_loader_seed": seed,
-        "actor_rollout_ref.actor.fsdp_config.param_offload": bool(verl.get("param_offload", False)),
-        "actor_rollout_ref.actor.fsdp_config.optimizer_offload": bool(
-            verl.get("optimizer_offload", False)
-        ),
-        "actor_rollout_ref.rollout.name": rollout.get("name", "vllm"),
-        "actor_rollout_ref.rollout.n": _need(train, "group_size", "train"),
-        "actor_rollout_ref.rollout.temperature": float(train.get("temperature", 1.0)),
-        "actor_rollout_ref.rollout.tensor_model_parallel_size": int(
-            rollout.get("tensor_model_parallel_size", 1)
-        ),
-        "actor_rollout_ref.rollout.gpu_memory_utilization": float(
-            rollout.get("gpu_memory_utilization", 0.6)
-        ),
-        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": int(
-            rollout.get("log_prob_micro_batch_size_per_gpu", 16)
-        ),
-        "actor_rollout_ref.rollout.seed": seed,
+        "+data.apply_chat_template_kwargs.enable_thinking": p.prompt.enable_thinking,
+    }
+
+
+def _attention(model_key: str, p: Profile) -> dict:
+    """verl.attn_implementation, explicit (verl's own default is flash_attention_2, which
+    ``verl[vllm]`` does not install); the spec checked it against use_remove_padding."""
+    return {f"++{model_key}.override_config.attn_implementation": p.verl.attn_implementation}
+
+
+def _actor(p: Profile, model_key: str, seed: int) -> dict:
+    t, v, a = p.train, p.verl, "actor_rollout_ref.actor"
+    return {
+        "actor_rollout_ref.model.path": model_path(p, model_key),
+        "actor_rollout_ref.model.use_remove_padding": v.use_remove_padding,
+        **_attention("actor_rollout_ref.model", p),
+        "actor_rollout_ref.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
+        f"{a}.strategy": v.strategy,
+        f"{a}.optim.lr": t.lr,
+        f"{a}.optim.clip_grad": t.max_grad_norm,
+        f"{a}.ppo_mini_batch_size": t.mini_batch_size,
+        f"{a}.ppo_micro_batch_size_per_gpu": t.micro_batch_per_gpu,
+        f"{a}.use_dynamic_bsz": v.use_dynamic_bsz,
+        f"{a}.ppo_epochs": t.ppo_epochs,
+        f"{a}.shuffle": False,
+        f"{a}.use_kl_loss": t.kl_coef > 0,
+        f"{a}.kl_loss_coef": t.kl_coef,
+        f"{a}.entropy_coeff": 0.0,
+        f"{a}.data_loader_seed": seed,
+        f"{a}.fsdp_config.param_offload": v.param_offload,
+        f"{a}.fsdp_config.optimizer_offload": v.optimizer_offload,
+    }
+
+
+def _rollout(p: Profile, seed: int) -> dict:
+    r, ro = p.verl.rollout, "actor_rollout_ref.rollout"
+    return {
+        f"{ro}.name": r.name,
+        f"{ro}.n": p.train.group_size,
+        f"{ro}.temperature": p.train.temperature,
+        f"{ro}.tensor_model_parallel_size": r.tensor_model_parallel_size,
+        f"{ro}.gpu_memory_utilization": r.gpu_memory_utilization,
+        f"{ro}.log_prob_micro_batch_size_per_gpu": r.log_prob_micro_batch_size_per_gpu,
+        f"{ro}.seed": seed,
         "algorithm.use_kl_in_reward": False,
         "reward.custom_reward_function.path": REWARD_FN_PATH,
         "reward.custom_reward_function.name": REWARD_FN_NAME,
+    }
+
+
+def _trainer(p: Profile, model_key: str, paths: RunPaths, cluster: ClusterShape, log_path: str) -> dict:
+    v = p.verl
+    items = {
         "trainer.use_v1": True,
         "trainer.v1.trainer_mode": "sync",
-        "trainer.total_training_steps": int(_need(model, "steps", f"models.{model_key}")),
+        "trainer.total_training_steps": p.models[model_key].steps,
         "trainer.total_epochs": TOTAL_EPOCHS,
-        "trainer.project_name": f"pacs-{cfg['profile']}",
-        "trainer.logger": list(verl.get("logger", ["console", "file"])),
+        "trainer.project_name": f"pacs-{p.profile}",
+        **_logging(p, paths),
         "trainer.nnodes": cluster.nnodes,
         "trainer.n_gpus_per_node": cluster.gpus_per_node,
-        "trainer.save_freq": int(train.get("save_every", 20)),
+        "trainer.save_freq": p.train.save_every,
         "trainer.test_freq": -1,
         "trainer.val_before_train": False,
         "trainer.resume_mode": "auto",
         "trainer.default_local_dir": str(paths.ckpt_dir),
-        "trainer.max_actor_ckpt_to_keep": verl.get("max_actor_ckpt_to_keep"),  # None: keep all
-        "trainer.max_critic_ckpt_to_keep": verl.get("max_critic_ckpt_to_keep"),
+        "trainer.max_actor_ckpt_to_keep": v.max_actor_ckpt_to_keep,  # None: keep all
+        "trainer.max_critic_ckpt_to_keep": v.max_critic_ckpt_to_keep,
         # Both reach every Ray worker through the job's runtime env.
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES": PLUGIN_MODULE,
         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH": log_path,
@@ -191,85 +183,96 @@ def _common(
     return items
 
 
-def _pacs(run: dict, train: dict, verl: dict) -> dict:
-    if run.get("soft_labels"):
-        raise ValueError(f"run {run['name']!r}: soft labels are supported by the tiny engine only")
-    n, micro = train["group_size"], train["micro_batch_per_gpu"]
-    if micro % n:
-        raise ValueError(
-            f"PACS keeps groups whole: train.micro_batch_per_gpu={micro} must be a multiple of group_size={n}"
-        )
-    ref, every = run.get("ref", "rollout"), int(run.get("ref_reset_every", 1))
+def _logging(p: Profile, paths: RunPaths) -> dict:
+    """verl's loggers (``verl.logger`` plus ``logging.backends``), its tensorboard logger's folder
+    beside metrics.jsonl (read by the trainer, a Ray actor) and no weight-loading bars in workers."""
+    env = "+ray_kwargs.ray_init.runtime_env.env_vars."
+    return {
+        "trainer.logger": list(dict.fromkeys([*p.verl.logger, *p.logging.backends])),
+        f"{env}TENSORBOARD_DIR": str(paths.tensorboard_dir),
+        **{f"{env}{key}": value for key, value in NO_BARS_ENV.items()},
+    }
+
+
+# ------------------------------------------------------------------------------ the methods
+
+
+def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
+    """Groups stay whole (pacs_sync), the labels travel in the advantages, the loss is ours."""
+    n, micro = p.train.group_size, p.train.micro_batch_per_gpu
+    loss = "actor_rollout_ref.actor.policy_loss"
     items = {
         "algorithm.adv_estimator": "pacs",
-        "+algorithm.pacs.use_weight": bool(run.get("use_weight", True)),
-        "+algorithm.pacs.ref": ref,
-        "+algorithm.pacs.ref_reset_every": every,
-        "actor_rollout_ref.actor.policy_loss._target_": PACS_LOSS_CONFIG,
-        "actor_rollout_ref.actor.policy_loss.loss_mode": "pacs",
-        "+actor_rollout_ref.actor.policy_loss.beta": float(run.get("beta", 1.0)),
-        "+actor_rollout_ref.actor.policy_loss.score": run.get("score", "rloo"),
-        "+actor_rollout_ref.actor.policy_loss.use_weight": bool(run.get("use_weight", True)),
+        "+algorithm.pacs.use_weight": spec.use_weight,
+        "+algorithm.pacs.ref": spec.ref,
+        "+algorithm.pacs.ref_reset_every": spec.ref_reset_every,
+        f"{loss}._target_": PACS_LOSS_CONFIG,
+        f"{loss}.loss_mode": "pacs",
+        f"+{loss}.beta": spec.beta,
+        f"+{loss}.score": spec.score,
+        f"+{loss}.use_weight": spec.use_weight,
         # force_group_size = n under pacs_sync: the micro-batch size is counted in groups.
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": micro // n,
         "trainer.v1.trainer_mode": "pacs_sync",
     }
-    if ref != "rollout":
-        items["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = int(
-            (verl.get("rollout") or {}).get("log_prob_micro_batch_size_per_gpu", 16)
+    if spec.reference.needs_model:
+        items["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = (
+            p.verl.rollout.log_prob_micro_batch_size_per_gpu
         )
     return items
 
 
-def _policy_gradient(run: dict, train: dict, loss_agg_mode: str | None) -> dict:
-    mode = loss_agg_mode or run.get("loss_agg_mode", SUM_NORM)
-    if mode not in LOSS_AGG_MODES:
-        raise ValueError(f"loss_agg_mode must be one of {LOSS_AGG_MODES}, got {mode!r}")
-    clip = float(run.get("clip_ratio", 0.2))
+def _policy_gradient(spec: GrpoSpec | PpoSpec, p: Profile) -> dict:
+    a = "actor_rollout_ref.actor"
     items = {
-        "actor_rollout_ref.actor.policy_loss.loss_mode": "vanilla",
-        "actor_rollout_ref.actor.loss_agg_mode": mode,
-        "actor_rollout_ref.actor.clip_ratio": clip,
-        "actor_rollout_ref.actor.clip_ratio_low": clip,
-        "actor_rollout_ref.actor.clip_ratio_high": clip,
+        f"{a}.policy_loss.loss_mode": "vanilla",
+        f"{a}.loss_agg_mode": spec.loss_agg_mode,
+        f"{a}.clip_ratio": spec.clip_ratio,
+        f"{a}.clip_ratio_low": spec.clip_ratio,
+        f"{a}.clip_ratio_high": spec.clip_ratio,
     }
-    if mode == SUM_NORM:
+    if spec.loss_agg_mode == SUM_NORM:
         # Dr.GRPO's constant normaliser: the response budget, not each micro-batch's padded length.
-        items["actor_rollout_ref.actor.loss_scale_factor"] = int(train["max_new_tokens"])
+        items[f"{a}.loss_scale_factor"] = p.train.max_new_tokens
     return items
 
 
-def _grpo(run: dict, train: dict, loss_agg_mode: str | None) -> dict:
+def _grpo(spec: GrpoSpec, p: Profile, model_key: str) -> dict:
     return {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": True,
-        **_policy_gradient(run, train, loss_agg_mode),
+        **_policy_gradient(spec, p),
     }
 
 
-def _ppo(run: dict, train: dict, verl: dict, path: str, loss_agg_mode: str | None) -> dict:
+def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
+    v = p.verl
     return {
         "algorithm.adv_estimator": "gae",
-        "algorithm.gamma": float(run.get("gamma", 1.0)),
-        "algorithm.lam": float(run.get("lam", 1.0)),
-        **_policy_gradient(run, train, loss_agg_mode),
+        "algorithm.gamma": spec.gamma,
+        "algorithm.lam": spec.lam,
+        **_policy_gradient(spec, p),
         "critic.enable": True,
-        "critic.strategy": verl.get("strategy", "fsdp2"),
-        "critic.model.path": path,
-        "critic.model.use_remove_padding": bool(verl.get("use_remove_padding", True)),
-        "critic.model.enable_gradient_checkpointing": bool(
-            verl.get("enable_gradient_checkpointing", True)
-        ),
-        "critic.optim.lr": float(_need(run, "critic_lr", "method_defaults.ppo")),
-        "critic.optim.clip_grad": grad_clip(train),
-        "critic.ppo_micro_batch_size_per_gpu": int(train["micro_batch_per_gpu"]),
-        "critic.cliprange_value": float(run.get("value_clip", 0.5)),
+        "critic.strategy": v.strategy,
+        "critic.model.path": model_path(p, model_key),
+        "critic.model.use_remove_padding": v.use_remove_padding,
+        **_attention("critic.model", p),
+        "critic.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
+        "critic.optim.lr": spec.critic_lr,
+        "critic.optim.clip_grad": p.train.max_grad_norm,
+        "critic.ppo_micro_batch_size_per_gpu": p.train.micro_batch_per_gpu,
+        "critic.cliprange_value": spec.value_clip,
     }
+
+
+METHOD_OVERRIDES = MethodTable(
+    "pacs.verl_plugin.overrides.METHOD_OVERRIDES", {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo}
+)
 
 
 def build_overrides(
-    cfg: dict,
-    run: dict,
+    profile: Profile,
+    run: RunSpec,
     model_key: str,
     seed: int,
     paths: RunPaths,
@@ -277,26 +280,28 @@ def build_overrides(
     log_path: str,
     loss_agg_mode: str | None = None,
 ) -> list[str]:
-    """Hydra overrides for ``verl.trainer.main_ppo`` from a resolved run (``pacs.config.resolve_run``).
+    """Hydra overrides for ``verl.trainer.main_ppo`` from one run of a validated profile.
 
-    Later keys win, so method-specific values replace the common ones.
+    ``loss_agg_mode`` replaces a GRPO/PPO run's own (e.g. ``token-mean``). Later keys win, so
+    method-specific values replace the common ones.
     """
-    if model_key not in cfg["models"]:
-        raise ValueError(f"unknown model {model_key!r}; known: {sorted(cfg['models'])}")
-    allowed = run.get("models")
-    if allowed and model_key not in allowed:
-        raise ValueError(f"run {run['name']!r} is limited to models {allowed}, not {model_key!r}")
-    train, verl = cfg["train"], cfg.get("verl") or {}
-    check_update_schedule(train, run)
-    items = _common(cfg, model_key, seed, paths, cluster, log_path)
-    items["trainer.experiment_name"] = experiment_name(model_key, run["name"], seed)
-    method = run["method"]
-    if method == "pacs":
-        items.update(_pacs(run, train, verl))
-    elif method == "grpo":
-        items.update(_grpo(run, train, loss_agg_mode))
-    elif method == "ppo":
-        items.update(_ppo(run, train, verl, model_path(cfg["models"][model_key]), loss_agg_mode))
-    else:
-        raise ValueError(f"unknown method {method!r}")
-    return _ov(items) + [str(o) for o in verl.get("extra_overrides", []) or []]
+    if profile.engine != "verl":
+        raise ValueError(f"profile {profile.profile!r} is for the {profile.engine} engine, not verl")
+    if model_key not in profile.models:
+        raise ValueError(f"unknown model {model_key!r}; known: {sorted(profile.models)}")
+    if run.models and model_key not in run.models:
+        raise ValueError(f"run {run.name!r} is limited to models {list(run.models)}, not {model_key!r}")
+    method = run.method
+    if loss_agg_mode is not None:
+        if isinstance(method, PacsSpec):
+            raise ValueError("--loss-agg-mode is for GRPO/PPO runs; the PACS loss is one term per response")
+        method = dataclasses.replace(method, loss_agg_mode=loss_agg_mode)
+    items = {
+        **_data(profile, seed, paths),
+        **_actor(profile, model_key, seed),
+        **_rollout(profile, seed),
+        **_trainer(profile, model_key, paths, cluster, log_path),
+        "trainer.experiment_name": experiment_name(model_key, run.name, seed),
+    }
+    items.update(METHOD_OVERRIDES[method](method, profile, model_key))
+    return _ov(items) + list(profile.verl.extra_overrides)

@@ -4,7 +4,8 @@
   ``old_log_prob``; no reference model is built.
 - ``periodic`` with ``ref_reset_every = K``: a reference model is built; at the start of steps
   1 + K, 1 + 2K, ... its weights are hard-reset to the actor's and the actor's optimizer state is
-  re-initialised (the paper's text). K = 1 equals ``rollout`` plus a fresh optimizer every step.
+  re-initialised (the paper's text; :meth:`pacs.methods.RefSchedule.reset_due`, which the tiny
+  engine uses too). K = 1 equals ``rollout`` plus a fresh optimizer every step.
 - ``fixed``: the reference model stays the initial model.
 
 verl has no reset hook (docs/design.md §5), so ``pacs.verl_plugin.worker`` adds one; this module holds the
@@ -13,48 +14,22 @@ parts that do not need a GPU or a process group, so they can be tested on CPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-REF_MODES = ("rollout", "periodic", "fixed")
+from pacs.methods import PacsSpec, RefSchedule
 
-
-@dataclass(frozen=True)
-class ReferenceSettings:
-    mode: str = "rollout"
-    reset_every: int = 1
-
-    def __post_init__(self):
-        if self.mode not in REF_MODES:
-            raise ValueError(f"algorithm.pacs.ref must be one of {REF_MODES}, got {self.mode!r}")
-        if not isinstance(self.reset_every, int) or self.reset_every < 1:
-            raise ValueError(
-                f"algorithm.pacs.ref_reset_every must be an int >= 1, got {self.reset_every!r}"
-            )
-
-    @property
-    def needs_ref_model(self) -> bool:
-        """``rollout`` reuses old_log_prob; the other modes need a separate reference model."""
-        return self.mode != "rollout"
-
-    @classmethod
-    def from_algorithm_config(cls, algorithm: Any) -> ReferenceSettings:
-        pacs = algorithm.get("pacs", None) or {}
-        return cls(
-            mode=str(pacs.get("ref", "rollout")), reset_every=int(pacs.get("ref_reset_every", 1))
-        )
-
-
-def reset_due(settings: ReferenceSettings, step: int) -> bool:
-    """Whether the reference is reset at the start of global step ``step`` (steps count from 1).
-
-    Step 1 never resets: the reference model was just built from the same weights as the actor.
-    """
-    if settings.mode != "periodic" or step <= 1:
-        return False
-    return (step - 1) % settings.reset_every == 0
+def schedule_from_algorithm_config(algorithm: Any) -> RefSchedule:
+    """The reference schedule of ``algorithm.pacs`` ({ref, ref_reset_every}, written by the
+    launcher from the run's :class:`pacs.methods.PacsSpec`), validated by that spec; its
+    defaults where the keys are absent."""
+    pacs = algorithm.get("pacs", None) or {}
+    knobs = {k: pacs.get(k) for k in ("ref", "ref_reset_every") if pacs.get(k) is not None}
+    try:
+        return PacsSpec(**knobs).reference
+    except ValueError as err:
+        raise ValueError(f"algorithm.pacs: {err}") from err
 
 
 def _local(tensor: torch.Tensor) -> torch.Tensor:

@@ -66,7 +66,7 @@ IGNORED_SUFFIXES = (
     ".tensor_model_parallel_size",
 )
 # What a run folder holds besides its checkpoints; set aside with them on a restart.
-RUN_OUTPUTS = ("verl_logs", "metrics.jsonl", "model", "summary.json", "launch.json")
+RUN_OUTPUTS = ("verl_logs", "metrics.jsonl", "model", "summary.json", "launch.json", "tensorboard")
 
 
 def override_key(key: str) -> str:

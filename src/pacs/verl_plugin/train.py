@@ -4,7 +4,8 @@
         [--model qwen3_8b] [--seed 0] [--out DIR] [--dry-run] [-- extra Hydra overrides]
 
 What it does, in order:
-1. resolves the run (``pacs.config``) and turns it into Hydra overrides (``overrides.py``);
+1. loads the profile's spec (``pacs.config``: a bad config fails here, naming the key) and turns
+   the run into Hydra overrides (``overrides.py``);
 2. sizes the job from the SLURM allocation when inside one (nodes, GPUs per node) and, for more
    than one node, starts a Ray cluster across the nodes (``slurm.py``), torn down on any exit;
 3. checks the checkpoint folder and logs whether it resumes (verl ``trainer.resume_mode=auto`` with
@@ -20,6 +21,7 @@ What it does, in order:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -29,9 +31,10 @@ import subprocess
 import sys
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
-from pacs.config import load_config, resolve_run, seeds_for
+from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
 from pacs.verl_plugin.devices import DEVICES, device_env, device_overrides, resolve_device
 from pacs.verl_plugin.logs import next_attempt_path
@@ -61,82 +64,89 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Train one run of a profile config with verl + the PACS plugin."
     )
-    parser.add_argument(
-        "--config", type=Path, required=True, help="profile config, e.g. configs/paper.yaml"
-    )
-    parser.add_argument("--run", required=True, help="run name from the config's runs: section")
-    parser.add_argument("--model", help="model key from models: (default: the first one)")
-    parser.add_argument("--seed", type=int, help="default: the run's first seed")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="run folder (default results/<profile>/train/<model>/<run>/seed<k>)",
-    )
-    parser.add_argument(
-        "--train-file", help="verl-format parquet (default results/<profile>/data/train.parquet)"
-    )
-    parser.add_argument(
-        "--val-file", help="verl needs a val set even when not validating (default: the train file)"
-    )
-    parser.add_argument(
-        "--nnodes", type=int, help="outside SLURM: number of nodes (default models.<m>.nnodes)"
-    )
-    parser.add_argument(
-        "--gpus-per-node",
-        type=int,
-        help="outside SLURM: GPUs per node (default models.<m>.gpus_per_node)",
-    )
-    parser.add_argument(
-        "--loss-agg-mode",
-        help="GRPO/PPO only: override the config's loss_agg_mode (e.g. token-mean)",
-    )
-    parser.add_argument(
-        "--ray-port", type=int, default=RAY_PORT, help="inside SLURM: port of the Ray head we start"
-    )
-    parser.add_argument(
-        "--ray-address", help="outside SLURM, multi-node: host:port of a running Ray cluster"
-    )
-    parser.add_argument(
-        "--restart",
-        action="store_true",
-        help="move the existing run (checkpoints, logs, outputs) into previous-<time>/ and "
-        "start from step 0",
-    )
-    parser.add_argument(
-        "--on-mismatch",
-        choices=ON_MISMATCH,
-        default="refuse",
-        help="when the checkpoints were written under other settings: refuse (default, names "
-        "the differing overrides) or restart (set that run aside, start from step 0)",
-    )
-    parser.add_argument(
-        "--no-finalize", action="store_true", help="skip log conversion, HF merge and summary.json"
-    )
-    parser.add_argument(
-        "--no-merge",
-        action="store_true",
-        help="finalize without merging the last checkpoint into model/",
-    )
-    parser.add_argument(
-        "--device",
-        choices=DEVICES,
-        default="auto",
-        help="cpu: verl's trainer on CPU through the plugin's cpu platform (gloo); "
-        "auto: cuda when torch sees a GPU",
-    )
+    _run_arguments(parser)
+    _launch_arguments(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     parser.add_argument("extra", nargs="*", help="extra Hydra overrides (after --), appended last")
     return parser.parse_args(argv)
 
 
-def default_out(cfg: dict, model: str, run: str, seed: int) -> Path:
-    return Path("results") / cfg["profile"] / "train" / model / run / f"seed{seed}"
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is trained, on what, and where it goes."""
+    add = parser.add_argument
+    add("--config", type=Path, required=True, help="profile config, e.g. configs/paper.yaml")
+    add("--run", required=True, help="run name from the config's runs: section")
+    add("--model", help="model key from models: (default: the first one)")
+    add(
+        "--model-path",
+        help="local folder of the model's weights (default: models.<m>.path or "
+        "hf_id); the DAG passes the folder its fetch rule filled",
+    )
+    add("--seed", type=int, help="default: the run's first seed")
+    add(
+        "--out",
+        type=Path,
+        help="run folder (default results/<profile>/train/<model>/<run>/seed<k>)",
+    )
+    add("--train-file", help="verl-format parquet (default results/<profile>/data/train.parquet)")
+    add(
+        "--val-file", help="verl needs a val set even when not validating (default: the train file)"
+    )
+    add(
+        "--loss-agg-mode",
+        help="GRPO/PPO only: override the config's loss_agg_mode (e.g. token-mean)",
+    )
+
+
+def _launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """Placement, resume and finishing."""
+    add = parser.add_argument
+    add("--nnodes", type=int, help="outside SLURM: number of nodes (default models.<m>.nnodes)")
+    add(
+        "--gpus-per-node",
+        type=int,
+        help="outside SLURM: GPUs per node (default models.<m>.gpus_per_node)",
+    )
+    add(
+        "--ray-port", type=int, default=RAY_PORT, help="inside SLURM: port of the Ray head we start"
+    )
+    add("--ray-address", help="outside SLURM, multi-node: host:port of a running Ray cluster")
+    add(
+        "--restart",
+        action="store_true",
+        help="move the existing run (checkpoints, logs, outputs) into previous-<time>/ and start "
+        "from step 0",
+    )
+    add(
+        "--on-mismatch",
+        choices=ON_MISMATCH,
+        default="refuse",
+        help="when the checkpoints were written under other settings: refuse (default, names the "
+        "differing overrides) or restart (set that run aside, start from step 0)",
+    )
+    add("--no-finalize", action="store_true", help="skip log conversion, HF merge and summary.json")
+    add(
+        "--no-merge",
+        action="store_true",
+        help="finalize without merging the last checkpoint into model/",
+    )
+    add(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="cpu: verl's trainer on CPU through the plugin's cpu platform (gloo); auto: cuda when "
+        "torch sees a GPU",
+    )
+
+
+def default_out(profile: Profile, model: str, run: str, seed: int) -> Path:
+    return Path("results") / profile.profile / "train" / model / run / f"seed{seed}"
 
 
 # ---------------------------------------------------------------------------- cluster shape
 
 
-def cluster_shape(args: argparse.Namespace, model_cfg: dict, alloc) -> ClusterShape:
+def cluster_shape(args: argparse.Namespace, model: ModelSpec, alloc) -> ClusterShape:
     """Nodes and GPUs per node: from the SLURM allocation when inside one, else flags or config."""
     if alloc is not None:
         for flag, value, real in (
@@ -146,13 +156,13 @@ def cluster_shape(args: argparse.Namespace, model_cfg: dict, alloc) -> ClusterSh
             if value is not None and value != real:
                 raise ValueError(f"{flag}={value} disagrees with the SLURM allocation ({real})")
         return ClusterShape(nnodes=alloc.nnodes, gpus_per_node=alloc.gpus_per_node)
-    nnodes = args.nnodes or int(model_cfg.get("nnodes", 1))
+    nnodes = args.nnodes or model.nnodes
     if nnodes > 1 and not args.ray_address and not args.dry_run:
         raise ValueError(
             f"{nnodes} nodes outside SLURM: pass --ray-address of a running Ray cluster, or launch "
             "inside a SLURM allocation (the launcher then starts Ray across its nodes)"
         )
-    gpus = args.gpus_per_node or int(model_cfg.get("gpus_per_node", 8))
+    gpus = args.gpus_per_node or model.gpus_per_node
     return ClusterShape(
         nnodes=nnodes, gpus_per_node=gpus, ray_address=args.ray_address if nnodes > 1 else None
     )
@@ -263,10 +273,13 @@ def supervise(cmd: list[str], env: dict[str, str], cluster=None) -> int:
 
 def finalize(out_dir: Path, paths: RunPaths, summary: dict, merge: bool = True) -> None:
     """metrics.jsonl, model/ (HF) and summary.json (last: its presence means the run finished)."""
+    from pacs.metrics_log import write_event_file
     from pacs.verl_plugin.logs import convert, step_wall_times
     from pacs.verl_plugin.merge import merge_checkpoint
 
     summary["metrics_rows"] = convert(paths.log_dir, out_dir / "metrics.jsonl")
+    if paths.tensorboard_dir.is_dir():  # verl's tensorboard logger ran: add the stated names
+        write_event_file(out_dir / "metrics.jsonl")
     for step, seconds in step_wall_times(out_dir / "metrics.jsonl"):
         logger.info("step %d: %s s wall time", step, "?" if seconds is None else f"{seconds:.1f}")
     if merge:
@@ -276,25 +289,56 @@ def finalize(out_dir: Path, paths: RunPaths, summary: dict, merge: bool = True) 
     os.replace(tmp, out_dir / "summary.json")
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s"
+@dataclass(frozen=True)
+class Launch:
+    """One planned verl run: the spec it comes from, where it runs and the command."""
+
+    profile: Profile
+    run: RunSpec
+    model: str
+    seed: int
+    paths: RunPaths
+    cluster: RayCluster | None
+    device: str
+    log_path: Path
+    overrides: list[str]
+    ray_address: str | None  # a running multi-node Ray cluster; None: verl starts its own
+
+    @property
+    def command(self) -> list[str]:
+        return verl_command(self.overrides, self.paths.out_dir)
+
+
+def with_model_path(profile: Profile, model: str, path: str | None) -> Profile:
+    """The profile with ``models.<model>.path`` replaced (the DAG's fetched folder)."""
+    if path is None:
+        return profile
+    models = {**profile.models, model: dataclasses.replace(profile.models[model], path=path)}
+    return dataclasses.replace(profile, models=models)
+
+
+def plan(args: argparse.Namespace) -> Launch:
+    """Everything the launch needs, from the spec and the flags; starts nothing."""
+    profile = load_profile(args.config)
+    model = args.model or next(iter(profile.models))
+    if model not in profile.models:
+        raise ConfigError(
+            f"{args.config}: unknown model {model!r}; known: {sorted(profile.models)}"
+        )
+    profile = with_model_path(profile, model, args.model_path)
+    run = profile.run(args.run)
+    seed = args.seed if args.seed is not None else profile.seeds_of(run)[0]
+    out_dir = (args.out or default_out(profile, model, args.run, seed)).resolve()
+    train_file = args.train_file or str(
+        Path("results") / profile.profile / "data" / "train.parquet"
     )
-    args = parse_args(argv)
-    cfg = load_config(args.config)
-    run = resolve_run(cfg, args.run)
-    model = args.model or next(iter(cfg["models"]))
-    seed = args.seed if args.seed is not None else seeds_for(cfg, run)[0]
-    out_dir = (args.out or default_out(cfg, model, args.run, seed)).resolve()
-    train_file = args.train_file or str(Path("results") / cfg["profile"] / "data" / "train.parquet")
     paths = RunPaths(
         train_file=str(Path(train_file).resolve()),
         val_file=str(Path(args.val_file or train_file).resolve()),
         out_dir=out_dir,
     )
-
     alloc = read_allocation()
-    shape = cluster_shape(args, cfg["models"].get(model, {}), alloc)
+    shape = cluster_shape(args, profile.models[model], alloc)
     cluster = (
         RayCluster(alloc, out_dir, port=args.ray_port)
         if alloc is not None and alloc.nnodes > 1
@@ -305,32 +349,29 @@ def main(argv: list[str] | None = None) -> int:
     log_path = next_attempt_path(paths.log_dir)
     device = resolve_device(args.device)
     overrides = (
-        build_overrides(cfg, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
+        build_overrides(profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
         + device_overrides(device, shape.nnodes * shape.gpus_per_node, shape.ray_address)
         + list(args.extra)
     )
-    cmd = verl_command(overrides, out_dir)
+    return Launch(
+        profile, run, model, seed, paths, cluster, device, log_path, overrides, shape.ray_address
+    )
 
-    if args.dry_run:
-        for ray_cmd in cluster.commands() if cluster else []:
-            print(shell_line(ray_cmd))
-        print(shell_line(cmd))
-        return 0
 
+def resume_or_restart(launch: Launch, args: argparse.Namespace) -> int | None:
+    """Set the old run aside when asked or when its settings differ; write this run's
+    fingerprint; return the step verl resumes from (None: step 0). Raises FingerprintMismatch."""
+    paths = launch.paths
     if args.restart:
         moved = set_aside(paths)
         logger.info(
             "--restart: %s", f"moved the old run to {moved}" if moved else "nothing to move"
         )
     step = resume_point(paths.ckpt_dir)
-    run_fp = run_fingerprint(overrides)
-    try:
-        if step is not None and must_restart(paths.ckpt_dir, run_fp, args.on_mismatch):
-            logger.info("moved the old run to %s", set_aside(paths))
-            step = None
-    except FingerprintMismatch as err:
-        logger.error("%s", err)
-        return 2
+    run_fp = run_fingerprint(launch.overrides)
+    if step is not None and must_restart(paths.ckpt_dir, run_fp, args.on_mismatch):
+        logger.info("moved the old run to %s", set_aside(paths))
+        step = None
     write_fingerprint(paths.ckpt_dir, run_fp)
     logger.info(
         "%s",
@@ -338,15 +379,41 @@ def main(argv: list[str] | None = None) -> int:
         if step is not None
         else f"no checkpoint in {paths.ckpt_dir}: starting from step 0",
     )
+    return step
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        launch = plan(args)
+    except ConfigError as err:
+        logger.error("%s", err)
+        return 2
+    cmd = launch.command
+    if args.dry_run:
+        for ray_cmd in launch.cluster.commands() if launch.cluster else []:
+            print(shell_line(ray_cmd))
+        print(shell_line(cmd))
+        return 0
+    try:
+        step = resume_or_restart(launch, args)
+    except FingerprintMismatch as err:
+        logger.error("%s", err)
+        return 2
     check_plugin_registered()
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "launch.json").write_text(
+    launch.paths.log_dir.mkdir(parents=True, exist_ok=True)
+    (launch.paths.out_dir / "launch.json").write_text(
         json.dumps({"command": cmd, "resumed_from_step": step}, indent=2) + "\n"
     )
-
     started = time.time()
-    env = verl_env({**child_env(log_path), **device_env(device)}, shape.ray_address is not None)
-    code = supervise(cmd, env, cluster)
+    env = verl_env(
+        {**child_env(launch.log_path), **device_env(launch.device)},
+        launch.ray_address is not None,
+    )
+    code = supervise(cmd, env, launch.cluster)
     if code != 0:
         logger.error(
             "verl stopped with code %d; rerun the same command to resume from the last checkpoint",
@@ -355,22 +422,26 @@ def main(argv: list[str] | None = None) -> int:
         return code
     if not args.no_finalize:
         finalize(
-            out_dir,
-            paths,
-            {
-                "engine": "verl",
-                "profile": cfg["profile"],
-                "model": model,
-                "run": args.run,
-                "seed": seed,
-                "steps": int(cfg["models"][model]["steps"]),
-                "resumed_from_step": step,
-                "wall_time_s": round(time.time() - started, 1),
-                "command": cmd,
-            },
+            launch.paths.out_dir,
+            launch.paths,
+            run_summary(launch, step, started, args),
             merge=not args.no_merge,
         )
     return 0
+
+
+def run_summary(launch: Launch, step: int | None, started: float, args) -> dict:
+    return {
+        "engine": "verl",
+        "profile": launch.profile.profile,
+        "model": launch.model,
+        "run": args.run,
+        "seed": launch.seed,
+        "steps": launch.profile.models[launch.model].steps,
+        "resumed_from_step": step,
+        "wall_time_s": round(time.time() - started, 1),
+        "command": launch.command,
+    }
 
 
 if __name__ == "__main__":

@@ -3,11 +3,16 @@
 Select it with ``trainer.v1.trainer_mode=pacs_sync`` (``TaskRunnerV1`` looks the mode up in
 verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §5):
 
+0. a failed rollout costs only what failed: every failed prompt group short of n trajectories
+   is evicted and regenerated from a fresh prompt before the batch is sampled
+   (``GroupRefillReplayBuffer``; verl itself refills only groups with no trajectory at all), so
+   a step keeps all ``data.train_batch_size`` groups and its 4 updates; regenerated groups are
+   counted in ``pacs/groups/refilled``, and the step fails when more than
+   (1 − ``algorithm.pacs.min_group_fraction``) of a step's groups needed regenerating;
 1. ``_balance_batch`` balances whole prompt groups (sorted by uid) over the dp ranks instead of
-   single responses; groups left short by failed rollouts and verl's padding rows are dropped
-   (counted in ``pacs/groups/*``), then surplus whole groups so the rest fills whole
-   mini-batches; the step fails only when fewer than ``algorithm.pacs.min_group_fraction`` of
-   the prompt groups remain;
+   single responses; should a short group or verl's padding rows still arrive, they are dropped
+   (counted in ``pacs/groups/*``, groups without any row included), then surplus whole groups so
+   the rest fills whole mini-batches;
 2. ``_update_actor`` sends ``force_group_size = rollout.n`` so the engine's micro-batching keeps
    groups whole (verl then counts ``ppo_micro_batch_size_per_gpu`` in groups);
 3. with ``algorithm.pacs.ref = periodic | fixed`` it builds a reference model, writes its
@@ -20,20 +25,24 @@ Everything else (rollout, rewards, checkpoints, resume, logging) is verl's own c
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import ray
 import transfer_queue as tq
+from omegaconf import open_dict
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import PPOTrainerSync, register_trainer
+from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
 from pacs.verl_plugin.balance import (
     DEFAULT_MIN_GROUP_FRACTION,
     balance_stats,
     group_balanced_order,
     select_complete_groups,
+    short_failed_groups,
 )
-from pacs.verl_plugin.reference import ReferenceSettings, reset_due
+from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
 logger = logging.getLogger(__name__)
@@ -102,13 +111,74 @@ def check_pacs_config(config: Any) -> None:
 
 
 def min_group_fraction(algorithm: Any) -> float:
-    """``algorithm.pacs.min_group_fraction``: the smallest share of a step's prompt groups that may
-    remain after dropping incomplete ones before the step fails (default 0.5)."""
+    """``algorithm.pacs.min_group_fraction`` (default 0.5): the smallest share of a step's prompt
+    groups whose first rollout must succeed (the rest may be regenerated) and that must remain
+    should incomplete groups ever be dropped."""
     pacs = algorithm.get("pacs", None) or {}
     value = float(pacs.get("min_group_fraction", DEFAULT_MIN_GROUP_FRACTION))
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"algorithm.pacs.min_group_fraction must be in [0, 1], got {value}")
     return value
+
+
+class GroupRefillReplayBuffer(ReplayBuffer):
+    """verl's sync replay buffer, refilling every failed group that is short of n trajectories.
+
+    verl's ``sync_refill_failed_groups`` evicts and replaces (with fresh prompts, through the
+    trainer's ``refill_fn``) only failed groups with no trajectory; partly failed groups stay
+    sampleable and would be dropped by PACS. This buffer evicts those too, so the sampled batch
+    is whole. At most ``max_refills`` groups are regenerated per sampled batch: beyond that the
+    rollout engine is failing, and the step raises instead of looping.
+    """
+
+    group_size: int = 0
+    max_refills: int = 0
+    refilled: int = 0
+
+    @classmethod
+    def adopt(cls, buffer: ReplayBuffer, group_size: int, max_refills: int):
+        """Turn verl's own sync buffer (built with all of verl's settings) into this class."""
+        if type(buffer) is not ReplayBuffer:
+            raise TypeError(
+                f"pacs_sync needs verl's sync ReplayBuffer, got {type(buffer).__name__} "
+                "(trainer.v1.sampler.custom_sampler is not supported with PACS)"
+            )
+        buffer.__class__ = cls
+        buffer.group_size, buffer.max_refills = group_size, max_refills
+        buffer._fresh_prompts, buffer.refill_fn = buffer.refill_fn, buffer._bounded_refill
+        return buffer
+
+    def _terminal_eviction_reasons(self, global_steps: int, partition_id: str):
+        stale, dapo, failed, dapo_counts = super()._terminal_eviction_reasons(
+            global_steps, partition_id
+        )
+        if partition_id != "val":
+            failed = failed | short_failed_groups(
+                self.failure_keys[partition_id], self.partitions[partition_id], self.group_size
+            )
+        return stale, dapo, failed, dapo_counts
+
+    def _bounded_refill(self, count: int):
+        self.refilled += count
+        if self.refilled > self.max_refills:
+            raise RuntimeError(
+                f"{self.refilled} prompt groups had failed rollouts this step, more than the "
+                f"{self.max_refills} allowed by algorithm.pacs.min_group_fraction: the rollout "
+                "engine is failing (see the rollout workers' logs)"
+            )
+        return self._fresh_prompts(count)
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int):
+        self.refilled = 0
+        batch, metrics = super().sample(global_steps, partition_id, batch_size)
+        if partition_id != "val":
+            metrics["pacs/groups/refilled"] = self.refilled
+        return batch, metrics
+
+
+def max_refills(train_batch_size: int, min_fraction: float) -> int:
+    """Groups a step may regenerate: all but ``min_fraction`` of its prompts."""
+    return math.floor((1.0 - min_fraction) * train_batch_size + 1e-9)
 
 
 @register_trainer(TRAINER_MODE)
@@ -117,11 +187,14 @@ class PACSTrainerSync(PPOTrainerSync):
 
     def __init__(self, config):
         check_pacs_config(config)
+        with open_dict(config):
+            # verl then fetches prompts one at a time, so a refill asks for exactly what failed.
+            config.trainer.v1.sampler.sync_refill_failed_groups = True
+        self.min_group_fraction = min_group_fraction(config.algorithm)
         super().__init__(config)
         self.group_size = int(config.actor_rollout_ref.rollout.n)
-        self.min_group_fraction = min_group_fraction(config.algorithm)
-        self.ref_settings = ReferenceSettings.from_algorithm_config(config.algorithm)
-        if self.ref_settings.needs_ref_model:
+        self.ref_settings = schedule_from_algorithm_config(config.algorithm)
+        if self.ref_settings.needs_model:
             self.use_reference_policy = True
         self._steps_in_this_process = 0
 
@@ -129,12 +202,16 @@ class PACSTrainerSync(PPOTrainerSync):
     # "sync"; this trainer is sync, so it presents itself as such after the registry lookup.
     def _build_replay_buffer(self):
         self.trainer_mode = "sync"
-        return super()._build_replay_buffer()
+        return GroupRefillReplayBuffer.adopt(
+            super()._build_replay_buffer(),
+            group_size=int(self.config.actor_rollout_ref.rollout.n),
+            max_refills=max_refills(int(self.config.data.train_batch_size), self.min_group_fraction),
+        )
 
     def _init_resource_pool_mgr(self):
         super()._init_resource_pool_mgr()
         worker_cls = ray.remote(PACSActorRolloutRefWorker)
-        if self.ref_settings.needs_ref_model and Role.ActorRollout in self.role_worker_mapping:
+        if self.ref_settings.needs_model and Role.ActorRollout in self.role_worker_mapping:
             # verl builds the ref only for a KL term; PACS periodic/fixed needs it without one.
             self.role_worker_mapping.pop(Role.ActorRollout)
             self.mapping[Role.ActorRolloutRef] = self.mapping.pop(Role.ActorRollout)
@@ -205,7 +282,7 @@ class PACSTrainerSync(PPOTrainerSync):
 
     def _compute_ref_log_prob(self, batch, metrics):
         batch = super()._compute_ref_log_prob(batch, metrics)
-        if self.ref_settings.needs_ref_model:
+        if self.ref_settings.needs_model:
             # The pacs loss reads its reference from old_log_probs (verl passes it no ref_log_prob).
             data = tq.kv_batch_get(
                 keys=batch.keys, partition_id=batch.partition_id, select_fields=["ref_log_prob"]
@@ -224,7 +301,7 @@ class PACSTrainerSync(PPOTrainerSync):
         self._steps_in_this_process += 1
         if self.ref_settings.mode != "periodic":
             return
-        if reset_due(self.ref_settings, self.global_steps):
+        if self.ref_settings.reset_due(self.global_steps):
             self._reset_reference(reset_optimizer=True)
         elif resumed_start:
             # The reference weights are not checkpointed; after a resume the closest available
@@ -232,7 +309,7 @@ class PACSTrainerSync(PPOTrainerSync):
             logger.warning(
                 "resumed at step %d inside a reference period (K=%d): reference set to the resumed actor",
                 self.global_steps,
-                self.ref_settings.reset_every,
+                self.ref_settings.every,
             )
             self._reset_reference(reset_optimizer=False)
 

@@ -1,6 +1,6 @@
 """Inputs of the verl smoke run (``make verl-smoke``): synthetic task + tiny Qwen3, locally built.
 
-    python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out results/verl_smoke
+    python -m pacs.tiny.smoke --config configs/verl_smoke.yaml --out results/verl_smoke
 
 writes, under ``--out``:
 - ``data/{sft,train,test}.jsonl`` (``pacs.data.synthetic``; ``test.jsonl`` is a prepared
@@ -13,19 +13,20 @@ writes, under ``--out``:
   from 1, instead of the trivial all-wrong batch of an untrained model. ``sft_summary.json``
   there records the SFT settings, its final loss and the sampled pass@1 on the train split at
   the rollout's settings (``train.max_new_tokens``, temperature ``train.temperature``).
-No network, no hub. Pure Python (no verl import). Deterministic: seeded build, seeded SFT batches
-and ``threads_per_job`` torch threads.
+No network, no hub, no verl import (so it lives in pacs.tiny: only pacs.verl_plugin imports verl).
+Deterministic: seeded build, seeded SFT batches and ``threads_per_job`` torch threads.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from pacs.config import load_config
+from pacs.config import ConfigError, Profile, load_profile
 from pacs.data.synthetic import write_splits
 from pacs.data.train import write_parquet
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
@@ -50,25 +51,17 @@ def verl_rows(rows: list[dict[str, Any]], split: str = "train") -> list[dict[str
 
 
 def prepare(config: Path, out: Path, model_key: str = "tiny") -> dict[str, Path]:
-    cfg = load_config(config)
-    synth = dict(cfg["data"]["synthetic"])
+    profile = load_profile(config)
     data_dir = out / "data"
-    paths = write_splits(
-        data_dir,
-        seed=synth.pop("seed"),
-        n_sft=synth.pop("n_sft"),
-        n_train=synth.pop("n_train"),
-        n_test=synth.pop("n_test"),
-        **synth,
-    )
+    paths = write_splits(data_dir, **dataclasses.asdict(profile.data.synthetic))
     train_rows = read_jsonl(paths["train"])
     parquet = write_parquet(data_dir / "train.parquet", verl_rows(train_rows))
-    build_cfg = dict(cfg["models"][model_key]["build"])
+    build_cfg = dataclasses.asdict(profile.models[model_key].build)
     tokenizer = build_tokenizer(
-        corpus_from_rows(read_jsonl(paths["sft"])), build_cfg.pop("vocab_size", 384)
+        corpus_from_rows(read_jsonl(paths["sft"])), build_cfg.pop("vocab_size")
     )
     model = build_model(tokenizer, seed=0, **build_cfg)
-    summary = warm_up(model, tokenizer, read_jsonl(paths["sft"]), train_rows, cfg, model_key)
+    summary = warm_up(model, tokenizer, read_jsonl(paths["sft"]), train_rows, profile, model_key)
     model_dir = out / "model" / "base"
     save_pretrained(model, tokenizer, model_dir, extra_json={SUMMARY_NAME: summary})
     print(
@@ -79,36 +72,30 @@ def prepare(config: Path, out: Path, model_key: str = "tiny") -> dict[str, Path]
 
 
 def warm_up(
-    model, tokenizer, sft_rows: list[dict], train_rows: list[dict], cfg: dict, model_key: str
+    model, tokenizer, sft_rows: list[dict], train_rows: list[dict], profile: Profile, model_key: str
 ) -> dict[str, Any]:
     """SFT ``model`` in place with ``models.<model_key>.sft``; return its summary."""
-    sft_cfg = cfg["models"][model_key]["sft"]
-    losses = run_sft(
-        model,
-        tokenizer,
-        sft_rows,
-        sft_cfg["steps"],
-        sft_cfg["batch_size"],
-        sft_cfg["lr"],
-        sft_cfg.get("seed", 0),
-    )
-    train = cfg["train"]
+    sft = profile.models[model_key].sft
+    losses = run_sft(model, tokenizer, sft_rows, sft.steps, sft.batch_size, sft.lr, sft.seed)
+    train = profile.train
     pass_at_1 = eval_pass_at_1(
         model,
         tokenizer,
         train_rows,
-        train["group_size"],
-        max_new_tokens=train["max_new_tokens"],
-        temperature=train["temperature"],
+        train.group_size,
+        max_new_tokens=train.max_new_tokens,
+        temperature=train.temperature,
         top_p=1.0,
-        seed=sft_cfg.get("seed", 0),
+        seed=sft.seed,
     )
     return {
-        **{k: sft_cfg[k] for k in ("steps", "batch_size", "lr")},
-        "seed": sft_cfg.get("seed", 0),
+        "steps": sft.steps,
+        "batch_size": sft.batch_size,
+        "lr": sft.lr,
+        "seed": sft.seed,
         "final_loss": sum(losses[-10:]) / max(len(losses[-10:]), 1),
         "train_pass_at_1": pass_at_1,
-        "train_samples_per_problem": train["group_size"],
+        "train_samples_per_problem": train.group_size,
     }
 
 
@@ -119,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="tiny", help="model key under models:")
     args = parser.parse_args(argv)
     # a fixed thread count keeps the SFT's float reductions, hence the base model, reproducible
-    torch.set_num_threads(int(load_config(args.config).get("threads_per_job", 1)))
+    try:
+        torch.set_num_threads(load_profile(args.config).threads_per_job)
+    except ConfigError as err:
+        raise SystemExit(f"error: {err}") from err
     for name, path in prepare(args.config, args.out, args.model).items():
         print(f"{name}: {path}")
     return 0

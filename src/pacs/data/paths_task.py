@@ -1,0 +1,166 @@
+"""A synthetic task with many valid solution paths: add k quantities in any order (docs/design.md §10).
+
+Example (k = 3)::
+
+    problem:  Mia has 3 bags of pens with 12, 7 and 25 pens. How many pens does Mia have in all?
+    solution: 25+12=37. 37+7=44. The answer is \\boxed{44}.
+
+Every order of the k quantities gives a correct solution, so a problem has k! solution *paths*:
+the path of a response is the order in which its equation chain combines the quantities
+(``25+12`` and ``12+25`` are different paths). The SFT split shows a uniformly random order per
+row, so the SFT base spreads its probability over all k! paths; RL can keep that spread or
+collapse it onto a few orders, and :func:`parse_path` reads back exactly which order a response
+took. The verifier stays the math grader on the boxed sum.
+
+The quantities of a problem are distinct (a path is then unambiguous) and lie in
+``1..max_operand``; ``min_terms``/``max_terms`` bound k. Rows are the prepared-benchmark format of
+:mod:`pacs.data.synthetic` (benchmark ``synthetic``) plus ``quantities`` (the values in prompt
+order), so every later stage treats the two families alike. Splits are deterministic in ``seed``,
+disjoint by problem text and filled test, train, sft, as in :mod:`pacs.data.synthetic`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from pacs import PROMPT_SUFFIX
+from pacs.data.files import write_with_manifest
+from pacs.data.synthetic import NAMES, OBJECTS, SPLITS
+from pacs.io import write_jsonl
+
+DEFAULT_KNOBS = {"min_terms": 3, "max_terms": 3, "max_operand": 50}
+_FILL_ORDER = ("test", "train", "sft")
+CONTAINERS = ("bags", "boxes", "jars")
+_EQUATION = re.compile(r"(\d+)\+(\d+)=(\d+)")
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _check_knobs(min_terms: int, max_terms: int, max_operand: int) -> None:
+    if not 2 <= min_terms <= max_terms <= 6:
+        raise ValueError(
+            f"need 2 <= min_terms <= max_terms <= 6, got min_terms={min_terms}, "
+            f"max_terms={max_terms}"
+        )
+    if max_operand < max_terms:
+        raise ValueError(
+            f"need max_operand >= max_terms (distinct quantities), got max_operand={max_operand}, "
+            f"max_terms={max_terms}"
+        )
+
+
+def _list_text(values: list[int]) -> str:
+    return ", ".join(str(v) for v in values[:-1]) + f" and {values[-1]}"
+
+
+def render_problem(name: str, obj: tuple[str, str], container: str, values: list[int]) -> str:
+    return (
+        f"{name} has {_NUMBER_WORDS[len(values)]} {container} of {obj[1]} with "
+        f"{_list_text(values)} {obj[1]}. How many {obj[1]} does {name} have in all?"
+    )
+
+
+def solution_for(order: list[int]) -> str:
+    """The equation chain that adds ``order`` left to right, then the boxed total."""
+    sentences, total = [], order[0]
+    for value in order[1:]:
+        sentences.append(f"{total}+{value}={total + value}.")
+        total += value
+    return " ".join([*sentences, f"The answer is \\boxed{{{total}}}."])
+
+
+def make_problem(
+    rng: random.Random, min_terms: int = 3, max_terms: int = 3, max_operand: int = 50
+) -> dict[str, Any]:
+    """One problem row; its ``solution`` adds the quantities in a uniformly random order."""
+    _check_knobs(min_terms, max_terms, max_operand)
+    name, _ = rng.choice(NAMES)
+    obj, container = rng.choice(OBJECTS), rng.choice(CONTAINERS)
+    values = rng.sample(range(1, max_operand + 1), rng.randint(min_terms, max_terms))
+    problem = render_problem(name, obj, container, values)
+    return {
+        "problem_id": "",  # numbered by make_splits
+        "benchmark": "synthetic",
+        "task": "math",
+        "prompt": [{"role": "user", "content": problem + PROMPT_SUFFIX}],
+        "answer": str(sum(values)),
+        "problem": problem,
+        "solution": solution_for(rng.sample(values, len(values))),
+        "quantities": values,
+    }
+
+
+def parse_path(response: str, quantities: list[int]) -> tuple[int, ...] | None:
+    """The order in which ``response`` adds ``quantities``, or None when it is no such chain.
+
+    A path is read from the ``a+b=c`` equations in order: the first gives two quantities, each
+    later one must continue from the previous result (``c+x=...``) with a new quantity, and every
+    quantity must be used exactly once. Sums are not checked here (the verifier grades the
+    answer); a chain is a path because of the order it takes, not because its arithmetic is right.
+    """
+    eqs = [tuple(int(x) for x in m) for m in _EQUATION.findall(response)]
+    if len(eqs) != len(quantities) - 1:
+        return None
+    path = [eqs[0][0], eqs[0][1]]
+    for (left, value, _), (_, _, prev_result) in zip(eqs[1:], eqs[:-1]):
+        if left != prev_result:
+            return None
+        path.append(value)
+    if sorted(path) != sorted(quantities):
+        return None
+    return tuple(path)
+
+
+def _fill_split(split: str, seed: int, n: int, seen: set[str], knobs: dict) -> list[dict]:
+    rng = random.Random(f"pacs-paths:{seed}:{split}")
+    rows: list[dict[str, Any]] = []
+    max_attempts = 50 * n + 1000
+    for _ in range(max_attempts):
+        if len(rows) == n:
+            break
+        row = make_problem(rng, **knobs)
+        if row["problem"] in seen:
+            continue
+        seen.add(row["problem"])
+        row["problem_id"] = f"synthetic/{split}/{len(rows)}"
+        rows.append(row)
+    if len(rows) < n:
+        raise ValueError(
+            f"paths task split {split!r}: only {len(rows)} of {n} distinct problems after "
+            f"{max_attempts} draws with {knobs}; raise max_operand or ask for fewer rows"
+        )
+    return rows
+
+
+def make_splits(seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int) -> dict:
+    """Splits ``{"sft", "train", "test"}``, disjoint by problem text, deterministic in ``seed``."""
+    knobs = {**DEFAULT_KNOBS, **knobs}
+    _check_knobs(**knobs)
+    sizes = {"sft": n_sft, "train": n_train, "test": n_test}
+    for split, n in sizes.items():
+        if n < 0:
+            raise ValueError(f"n_{split} must be >= 0, got {n}")
+    seen: set[str] = set()
+    filled = {split: _fill_split(split, seed, sizes[split], seen, knobs) for split in _FILL_ORDER}
+    return {split: filled[split] for split in SPLITS}
+
+
+def write_splits(
+    out_dir: str | Path, seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int
+) -> dict[str, Path]:
+    """Write ``{sft,train,test}.jsonl`` plus a manifest each (as :mod:`pacs.data.synthetic`)."""
+    splits = make_splits(seed, n_sft, n_train, n_test, **knobs)
+    params = {"task": "paths", "seed": seed, **DEFAULT_KNOBS, **knobs}
+    return {
+        split: write_with_manifest(
+            Path(out_dir) / f"{split}.jsonl",
+            rows,
+            write_jsonl,
+            benchmark="synthetic",
+            source="synthetic",
+            extra={"split": split, "params": params},
+        )
+        for split, rows in splits.items()
+    }

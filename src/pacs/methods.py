@@ -1,0 +1,247 @@
+"""The training methods as typed specs, and the dispatch tables that give each method its branches.
+
+A run's ``method:`` in a profile config becomes one frozen spec object (:class:`PacsSpec`,
+:class:`GrpoSpec` or :class:`PpoSpec`) holding every knob of that method, each default stated once
+below with where it comes from. Both engines, the verl loss config and the report read these
+objects; nothing else states a method default.
+
+Adding a method: write its spec class here and list it in :data:`METHOD_SPECS`, then add its
+branch to every :class:`MethodTable` (the test ``tests/config/test_methods.py`` names each table
+that lacks one). docs/design.md §9 lists the places.
+
+Pure Python (pydantic, no torch), so the Snakefile can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+# Every spec class: unknown keys are errors, values are not coerced across types (a YAML string
+# is not a number, an int is not a bool), attribute docstrings document the field.
+SPEC_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+def spec(cls):
+    """Decorator: a frozen, keyword-only, validated dataclass (pydantic's dataclass)."""
+    return pydantic_dataclass(frozen=True, kw_only=True, config=SPEC_CONFIG)(cls)
+
+
+Bool = StrictBool
+Int = StrictInt
+Str = StrictStr
+Float = StrictFloat  # accepts an int (1 -> 1.0), refuses a string or a bool
+PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
+NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
+UnitFloat = Annotated[StrictFloat, Field(ge=0, le=1)]
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+
+SCORES = ("rloo", "grpo", "drgrpo")  # = pacs.core_algos.SCORE_METHODS (a test checks)
+REF_MODES = ("rollout", "periodic", "fixed")
+LOSS_AGG_MODES = (  # = pacs.core_algos.LOSS_AGG_MODES (a test checks)
+    "token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum-norm",
+)
+
+
+# ------------------------------------------------------------------------------ the reference
+
+
+@dataclasses.dataclass(frozen=True)
+class RefSchedule:
+    """When PACS's reference model is reset to the policy (docs/design.md §2.5).
+
+    ``rollout``: the reference is the policy that generated the batch (no model of its own);
+    ``periodic``: a reference model hard-reset to the actor, optimizer re-initialised, every
+    ``every`` steps; ``fixed``: the initial model, never reset.
+    """
+
+    mode: str = "rollout"
+    every: int = 1
+
+    @property
+    def needs_model(self) -> bool:
+        """``rollout`` reuses the rollout log-probs; the other modes keep a reference model."""
+        return self.mode != "rollout"
+
+    @property
+    def resets_each_step(self) -> bool:
+        """The reference equals the policy at the start of every step (so with one update per
+        rollout every log-ratio is 0: docs/design.md §2.8)."""
+        return self.mode == "rollout" or (self.mode == "periodic" and self.every == 1)
+
+    def reset_due(self, step: int) -> bool:
+        """Whether the reference is reset at the start of step ``step`` (steps count from 1).
+
+        Step 1 never resets: the reference was just built from the policy's own weights and
+        the optimizer is fresh. Then steps 1 + K, 1 + 2K, ... do.
+        """
+        return self.mode == "periodic" and step > 1 and (step - 1) % self.every == 0
+
+
+# ------------------------------------------------------------------------------ method specs
+
+
+@spec
+class PacsSpec:
+    """PACS (paper §3): class-balanced BCE between σ(score) and the verifier's label."""
+
+    name: Literal["pacs"] = "pacs"
+    beta: PositiveFloat = 1.0
+    """β of the reward proxy r̂ = β·Σ_t log(π/π_ref) (paper eq. 7); β = 1 is the paper's choice
+    (§4.3, Fig. 4)."""
+    score: Literal[SCORES] = "rloo"
+    """How r̂ becomes the logit ψ within a group: the leave-one-out advantage (paper eq. 6); App.
+    D.3 ablates ``grpo`` (z-score) and ``drgrpo`` (mean-centred) (docs/design.md §2.2)."""
+    use_weight: Bool = True
+    """Class-balanced weights within each group (paper §3.5, official ``weight_mode=question``);
+    false is the 'w/o weight' ablation of Tables 2 and 6 (docs/design.md §2.4)."""
+    ref: Literal[REF_MODES] = "rollout"
+    """The reference model: the rollout policy (the official code's ``old_log_prob``, a reset
+    every step), ``periodic`` or ``fixed`` (docs/design.md §2.5)."""
+    ref_reset_every: PositiveInt | None = None
+    """``ref: periodic`` only, and required there: reset the reference every K steps (the
+    paper's text: 'periodically hard-reset'; docs/design.md §2.5)."""
+    soft_labels: Bool = False
+    """Use the verifier's score in [0, 1] as the BCE label instead of score ≥ 0.5 (docs/design.md
+    §2.6); the tiny engine only."""
+
+    @model_validator(mode="after")
+    def _reset_period_goes_with_periodic(self):
+        if self.ref == "periodic" and self.ref_reset_every is None:
+            raise ValueError("ref: periodic needs ref_reset_every (the reset period K, in steps)")
+        if self.ref != "periodic" and self.ref_reset_every is not None:
+            raise ValueError(
+                f"ref_reset_every is set but ref is {self.ref!r}, which never resets; "
+                "use ref: periodic or remove ref_reset_every"
+            )
+        return self
+
+    @property
+    def reference(self) -> RefSchedule:
+        return RefSchedule(self.ref, self.ref_reset_every or 1)
+
+
+@spec
+class GrpoSpec:
+    """GRPO baseline (paper App. B): group-normalised outcome advantage, PPO-clip loss, no KL."""
+
+    name: Literal["grpo"] = "grpo"
+    loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
+    """How token losses become one number; the official GRPO/PPO scripts used
+    ``seq-mean-token-sum-norm`` (docs/design.md §2.7); ``token-mean`` is vanilla."""
+    clip_ratio: PositiveFloat = 0.2
+    """PPO-clip ε (App. B; verl's default)."""
+
+
+@spec
+class PpoSpec:
+    """PPO baseline (paper App. B): clipped surrogate, a critic, GAE."""
+
+    name: Literal["ppo"] = "ppo"
+    loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
+    """As for GRPO: the official scripts' aggregation (docs/design.md §2.7)."""
+    clip_ratio: PositiveFloat = 0.2
+    """PPO-clip ε (App. B; verl's default)."""
+    gamma: UnitFloat = 1.0
+    """GAE discount γ; verl's LLM default 1 (App. B)."""
+    lam: UnitFloat = 1.0
+    """GAE λ; verl's LLM default 1 (App. B)."""
+    value_clip: PositiveFloat = 0.5
+    """Clip range of the value loss (verl's ``critic.cliprange_value`` default)."""
+    critic_lr: PositiveFloat = 1.0e-5
+    """Critic learning rate: the official PPO script's 1e-5 (docs/design.md §2.10)."""
+
+
+METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec)
+"""Every method, in the order tables list them. A new method is appended here."""
+
+MethodSpec = Union[METHOD_SPECS]  # the type of a run's method: one of METHOD_SPECS
+METHOD_NAMES: tuple[str, ...] = tuple(
+    cls.__dataclass_fields__["name"].default for cls in METHOD_SPECS
+)
+
+
+def spec_class(method: str) -> type:
+    """The spec class of a method name (``pacs`` -> :class:`PacsSpec`)."""
+    for cls in METHOD_SPECS:
+        if cls.__dataclass_fields__["name"].default == method:
+            return cls
+    raise KeyError(method)
+
+
+def spec_keys(cls: type) -> tuple[str, ...]:
+    """The config keys of a method spec (its fields but the ``name`` discriminator)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "name")
+
+
+def spec_dict(method: Any) -> dict[str, Any]:
+    """A method spec's knobs as a plain dict (JSON-able), without the ``name`` discriminator."""
+    return {k: v for k, v in dataclasses.asdict(method).items() if k != "name"}
+
+
+# ------------------------------------------------------------------------------ dispatch tables
+
+V = TypeVar("V")
+_TABLES: dict[str, MethodTable] = {}
+
+
+class MissingBranch(KeyError):
+    """A method has no branch in a dispatch table."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class MethodTable(Mapping, Generic[V]):
+    """A dispatch table keyed by method spec class: what one engine or stage does per method.
+
+    Every table registers itself under ``where`` (the code site), so the test suite can check that
+    each one has a branch for every class in :data:`METHOD_SPECS` and name the ones that do not.
+    """
+
+    def __init__(self, where: str, branches: dict[type, V]):
+        unknown = [cls for cls in branches if cls not in METHOD_SPECS]
+        if unknown:
+            raise TypeError(f"{where}: {unknown} are not method specs (pacs.methods.METHOD_SPECS)")
+        self.where = where
+        self._branches = dict(branches)
+        _TABLES[where] = self
+
+    def missing(self) -> list[type]:
+        """Method spec classes that have no branch here."""
+        return [cls for cls in METHOD_SPECS if cls not in self._branches]
+
+    def __getitem__(self, key: Any) -> V:
+        cls = key if isinstance(key, type) else type(key)
+        if cls not in self._branches:
+            raise MissingBranch(
+                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §9)"
+            )
+        return self._branches[cls]
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._branches)
+
+    def __len__(self) -> int:
+        return len(self._branches)
+
+
+def method_tables() -> dict[str, MethodTable]:
+    """Every dispatch table created so far (by the modules imported so far), by code site."""
+    return dict(_TABLES)

@@ -1,0 +1,314 @@
+"""Check what a paper run needs before GPU hours are spent: ``python -m pacs.preflight``.
+
+    python -m pacs.preflight [--config configs/paper.yaml]
+        [--profile workflow/profiles/slurm/config.yaml] [--results results/paper] [--out FILE]
+
+Run it on the login node (``make preflight``) and again as the first job on a compute node (the
+paper DAG's ``preflight`` rule, which every verl training job depends on). It prints one table,
+one line per check, ``PASS`` or ``FAIL`` and, for a failure, its fix; it exits 1 when any check
+fails and writes ``--out`` only when all pass. The checks:
+
+- pinned versions of verl, vLLM, torch and transformers (environment.yml), and the attention
+  implementation the config names (``verl.attn_implementation``) importable;
+- the hub snapshots compute nodes read offline (``make fetch``), or the local model folders;
+- ``slurm_partition`` and ``slurm_account`` set in the SLURM profile;
+- GPUs and CPUs per node as the profile asks for training: inside a SLURM job the job's own
+  node, else what ``sinfo`` reports for the partition;
+- free disk for the checkpoints the config keeps (``verl.max_actor_ckpt_to_keep``; null keeps
+  all), about 16 bytes per parameter each (bf16-sized weights kept in fp32 plus Adam's two
+  moments), plus a merged bf16 model (2 bytes per parameter) per evaluated checkpoint;
+- with LiveCodeBench, the code sandbox's kernel requirements (user, mount and PID namespaces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
+from pacs.io import atomic_open
+
+PINNED = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
+CKPT_BYTES_PER_PARAM = 16  # fp32 weights (4) + Adam m and v (8) + fp32 gradient-sized extras (4)
+MERGED_BYTES_PER_PARAM = 2  # the merged bf16 HF model of an evaluated checkpoint
+KNOWN_PARAMS = {"Qwen/Qwen3-4B": 4.02e9, "Qwen/Qwen3-8B": 8.19e9, "Qwen/Qwen2.5-7B": 7.62e9}
+UNSET = "SET_ME"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+# ------------------------------------------------------------------ software
+
+
+def version_checks(pinned: dict[str, str] = PINNED) -> list[Check]:
+    checks = []
+    for dist, want in pinned.items():
+        try:
+            found = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found = None
+        ok = found is not None and found.split("+")[0] == want
+        checks.append(Check(
+            f"version {dist}", ok, f"{dist} {found or 'not installed'} (pinned {want})",
+            "" if ok else f"conda env create -f environment.yml (or pip install {dist}=={want})",
+        ))
+    return checks
+
+
+def attention_check(spec: Profile) -> Check:
+    impl = spec.verl.attn_implementation  # the spec refused one that remove-padding cannot use
+    module = ATTN_PACKAGES[impl]
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - a broken CUDA extension raises more than ImportError
+        return Check("attention", False, f"{impl} needs `import {module}`: {exc!r}",
+                     "install flash-attn as environment.yml does (its pinned wheel)")
+    return Check("attention", True, f"{impl}: `import {module}` works")
+
+
+# ------------------------------------------------------------------ data and models
+
+
+def snapshot_checks(spec: Profile, results: Path) -> list[Check]:
+    """Each model (and the hub embedder) is a local folder with weights' config, or fetched."""
+    embedder = spec.diversity.embedder
+    checks = []
+    for name, model in spec.models.items():
+        folder = Path(model.path) if model.path else results / "hub" / name
+        checks.append(_folder_check(f"snapshot {name}", folder, "config.json", model.source))
+    if spec.data.diversity_benchmarks and "/" in embedder and not Path(embedder).is_dir():
+        folder = results / "hub" / "diversity-embedder"
+        checks.append(_folder_check("snapshot diversity-embedder", folder, "config.json", embedder))
+    return checks
+
+
+def _folder_check(name: str, folder: Path, marker: str, source: str) -> Check:
+    if (folder / marker).is_file():
+        return Check(name, True, f"{folder} holds {marker}")
+    return Check(name, False, f"{folder}/{marker} missing ({source}); compute nodes are offline",
+                 "make fetch   (on a host with internet: downloads every hub snapshot)")
+
+
+# ------------------------------------------------------------------ the SLURM profile
+
+
+def read_profile(path: Path) -> dict:
+    with path.open() as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def account_checks(profile: dict, path: Path) -> list[Check]:
+    defaults = profile.get("default-resources") or {}
+    checks = []
+    for key in ("slurm_partition", "slurm_account"):
+        value = str(defaults.get(key) or "")
+        ok = bool(value) and not value.startswith(UNSET)
+        checks.append(Check(key, ok, f"{key} = {value or '(unset)'}",
+                            "" if ok else f"set default-resources.{key} in {path}"))
+    return checks
+
+
+GENERATE_RULE = "generate"  # workflow/rules/evaluate.smk: every eval/ and curve/ shard
+
+
+def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
+    """The generate shards are sized for eval.shard.job_minutes: the jobs must get that long."""
+    shard = spec.eval.shard
+    if shard is None:
+        return []
+    rule = GENERATE_RULE
+    runtime = ((profile.get("set-resources") or {}).get(rule) or {}).get("runtime")
+    runtime = runtime or (profile.get("default-resources") or {}).get("runtime")
+    ok = runtime is not None and float(runtime) >= shard.job_minutes
+    return [Check(
+        f"{rule} time limit", ok,
+        f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
+        "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
+    )]
+
+
+def train_request(profile: dict) -> tuple[int, int]:
+    """(GPUs per node, CPUs per node) the profile asks for a training job."""
+    train = (profile.get("set-resources") or {}).get("train_verl") or {}
+    gres = str(train.get("gres", ""))
+    match = re.search(r"gpu(?::[^:]+)?:(\d+)$", gres)
+    return (int(match.group(1)) if match else 0), int(train.get("cpus_per_task", 1))
+
+
+def node_check(want: tuple[int, int], have: tuple[int, int], where: str) -> Check:
+    ok = have[0] >= want[0] and have[1] >= want[1]
+    return Check(
+        "GPUs/CPUs per node", ok,
+        f"{where}: {have[0]} GPUs, {have[1]} CPUs; training asks {want[0]} GPUs, {want[1]} CPUs per node",
+        "" if ok else "set set-resources.train_verl gres / cpus_per_task in the SLURM profile to "
+        "what one node of the partition has (and models.<m>.gpus_per_node to match)",
+    )
+
+
+def job_node() -> tuple[int, int]:
+    """(GPUs, CPUs) this process can use: inside a SLURM job, the job's share of its node."""
+    import torch
+
+    return torch.cuda.device_count(), len(os.sched_getaffinity(0))
+
+
+def sinfo_node(partition: str, run=subprocess.run) -> tuple[int, int] | None:
+    """The largest (GPUs, CPUs) of one node in ``partition`` as ``sinfo`` lists them, or None."""
+    if shutil.which("sinfo") is None and run is subprocess.run:
+        return None
+    out = run(["sinfo", "-h", "-N", "-p", partition, "-o", "%G %c"],
+              capture_output=True, text=True, check=False).stdout
+    best = (0, 0)
+    for line in out.splitlines():
+        gres, _, cpus = line.rpartition(" ")
+        gpus = sum(int(m) for m in re.findall(r"gpu(?::[^:(,]+)?:(\d+)", gres))
+        best = max(best, (gpus, int(cpus) if cpus.isdigit() else 0))
+    return best if out.strip() else None
+
+
+def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
+    want = train_request(profile)
+    if env.get("SLURM_JOB_ID"):
+        return node_check(want, job_node(), f"SLURM job {env['SLURM_JOB_ID']}")
+    partition = str((profile.get("default-resources") or {}).get("slurm_partition", ""))
+    have = sinfo_node(partition, run)
+    if have is None:
+        return Check("GPUs/CPUs per node", False, f"sinfo lists no node of partition {partition!r}",
+                     "run on the cluster's login node, with slurm_partition set")
+    return node_check(want, have, f"partition {partition} (sinfo)")
+
+
+# ------------------------------------------------------------------ disk
+
+
+def model_params(model: ModelSpec, results: Path, name: str) -> float | None:
+    """Parameters of a model: its snapshot's safetensors bytes / 2 (bf16), else a known size."""
+    folder = Path(model.path) if model.path else results / "hub" / name
+    weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder.is_dir() else 0
+    return weights / 2 if weights else KNOWN_PARAMS.get(model.hf_id or "")
+
+
+def run_bytes(spec: Profile, model: str, method: str, params: float) -> float:
+    """Disk for one training run: kept actor (and PPO critic) checkpoints, merged eval models."""
+    steps, every, verl = spec.models[model].steps, spec.train.save_every, spec.verl
+    saved = steps // every + (1 if steps % every else 0)
+    keep = verl.max_actor_ckpt_to_keep
+    total = (saved if keep is None else min(keep, saved)) * CKPT_BYTES_PER_PARAM * params
+    if method == "ppo":
+        keep_critic = verl.max_critic_ckpt_to_keep
+        total += (saved if keep_critic is None else min(keep_critic, saved)) * CKPT_BYTES_PER_PARAM * params
+    curve = spec.eval.curve_every
+    merged = 1 + (steps // curve if curve else 0)
+    return total + merged * MERGED_BYTES_PER_PARAM * params
+
+
+def disk_check(spec: Profile, results: Path) -> Check:
+    need, unknown = 0.0, []
+    for model, run, _seed in spec.matrix.train_jobs:
+        params = model_params(spec.models[model], results, model)
+        if params is None:
+            unknown.append(model)
+            continue
+        need += run_bytes(spec, model, spec.runs[run].method.name, params)
+    where = next(p for p in (results, *results.parents) if p.exists())
+    free = shutil.disk_usage(where).free
+    ok = not unknown and free >= need
+    detail = f"checkpoints and merged models need ~{need / 1e12:.1f} TB; {free / 1e12:.1f} TB free at {where}"
+    if unknown:
+        detail += f"; size unknown for {sorted(set(unknown))} (fetch them first)"
+    fix = "" if ok else "free disk, or set verl.max_actor_ckpt_to_keep (each 8B checkpoint is ~131 GB)"
+    return Check("disk", ok, detail, fix)
+
+
+# ------------------------------------------------------------------ the code sandbox
+
+
+def sandbox_check(spec: Profile) -> list[Check]:
+    if "livecodebench" not in spec.data.benchmarks:
+        return []
+    from pacs.rewards.code import SandboxUnavailable, sandbox_layers
+
+    try:
+        layers = sandbox_layers()
+    except SandboxUnavailable as exc:
+        return [Check("code sandbox", False, str(exc),
+                      "grade LiveCodeBench where user, mount and PID namespaces are allowed "
+                      "(root, or sysctl user.max_user_namespaces > 0)")]
+    return [Check("code sandbox", True, ", ".join(f"{k}: {v}" for k, v in layers.items()))]
+
+
+# ------------------------------------------------------------------ the table
+
+
+def run_checks(spec: Profile, profile_path: Path, results: Path, env=os.environ, run=subprocess.run) -> list[Check]:
+    profile = read_profile(profile_path)
+    return [
+        *version_checks(),
+        attention_check(spec),
+        *snapshot_checks(spec, results),
+        *account_checks(profile, profile_path),
+        *shard_limit_checks(spec, profile),
+        resource_check(profile, env, run),
+        disk_check(spec, results),
+        *sandbox_check(spec),
+    ]
+
+
+def render(checks: Sequence[Check]) -> str:
+    width = max(len(c.name) for c in checks)
+    lines = []
+    for c in checks:
+        lines.append(f"{'PASS' if c.ok else 'FAIL'}  {c.name:<{width}}  {c.detail}")
+        if not c.ok:
+            lines.append(f"{'':<4}  {'':<{width}}  fix: {c.fix}")
+    failed = sum(not c.ok for c in checks)
+    lines.append(f"{len(checks) - failed} passed, {failed} failed")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m pacs.preflight", description=__doc__.split("\n")[0])
+    p.add_argument("--config", type=Path, default=Path("configs/paper.yaml"))
+    p.add_argument("--profile", type=Path, default=Path("workflow/profiles/slurm/config.yaml"))
+    p.add_argument("--results", type=Path, help="default results/<profile>")
+    p.add_argument("--out", type=Path, help="write the table here when every check passes")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        spec = load_profile(args.config)
+    except (ConfigError, OSError) as err:
+        print(err, file=sys.stderr)
+        return 2
+    results = args.results or Path("results") / spec.profile
+    checks = run_checks(spec, args.profile, results)
+    table = render(checks)
+    print(table, end="")
+    if all(c.ok for c in checks) and args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(args.out) as fh:
+            fh.write(table)
+    return 0 if all(c.ok for c in checks) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,298 @@
+"""The claims table: does each of the paper's claims hold at this scale? (docs/design.md §10)
+
+For every claim and every pair of runs (A, the run the paper says is better; B, the other) the
+table gives the metric, the paired difference A − B (mean over seeds and problems), its 95 %
+confidence interval from a paired bootstrap over seeds and problems, the smallest effect the run
+could have detected, and a verdict:
+
+- **holds**: the interval lies entirely on the side the paper claims;
+- **reversed**: it lies entirely on the other side;
+- **not separable**: it contains 0.
+
+*Paired* means the difference is taken per (seed, problem) cell before anything is averaged:
+the same seed gives both runs the same base model, data order and evaluation samples. The
+bootstrap resamples seeds and problems with replacement, independently (a crossed design), and
+averages the resampled cells. The minimum detectable effect is (z_0.975 + z_0.8) · SE ≈ 2.80 ·
+SE with SE the bootstrap standard deviation: the true difference that a two-sided 5 % test
+detects with 80 % power (normal approximation).
+
+Per-problem values come from ``eval/<model>/<run>/seed<k>/<benchmark>/paths.json``
+(:mod:`pacs.evaluation.paths`), training curves from ``metrics.jsonl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pacs.evaluation.passk import pass_at_k
+from pacs.config import ClaimsSpec
+from pacs.evaluation.paths import DEFAULT_SUBSAMPLE, problem_stats
+
+from .context import ReportContext, RunInfo
+from .loaders import _read_json
+from .outputs import OutputLog
+
+Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
+VERDICTS = ("holds", "reversed", "not separable")
+NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
+CLAIMS_COLUMNS = ["claim", "statement", "metric", "run_a", "run_b", "seeds", "problems",
+                  "mean_a", "mean_b", "diff", "ci_low", "ci_high", "mde", "verdict"]
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Comparison:
+    diff: float
+    ci_low: float
+    ci_high: float
+    se: float
+    mde: float
+    seeds: int
+    problems: int
+
+
+def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
+    """Mean of a [seeds, problems] matrix of paired differences (NaN = missing cell) and its
+    95 % percentile interval, resampling seeds and problems independently with replacement."""
+    diff = np.asarray(diff, dtype=np.float64)
+    if diff.ndim != 2 or not np.isfinite(diff).any():
+        raise ValueError(f"paired_bootstrap: need a [seeds, problems] matrix with a value, got {diff.shape}")
+    if n_boot < 2:
+        raise ValueError(f"paired_bootstrap: n_boot must be >= 2, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    s, q = diff.shape
+    filled = np.where(np.isfinite(diff), diff, 0.0)
+    present = np.isfinite(diff).astype(np.float64)
+    # Resampling = multinomial counts per seed and per problem; a resample's mean is the
+    # count-weighted mean of the present cells.
+    ws = rng.multinomial(s, np.full(s, 1.0 / s), size=n_boot).astype(np.float64)  # [B, S]
+    wq = rng.multinomial(q, np.full(q, 1.0 / q), size=n_boot).astype(np.float64)  # [B, Q]
+    num = np.einsum("bs,sq,bq->b", ws, filled * present, wq)
+    den = np.einsum("bs,sq,bq->b", ws, present, wq)
+    stats = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    stats = stats[np.isfinite(stats)]
+    se = float(np.std(stats, ddof=1))
+    lo, hi = np.percentile(stats, [2.5, 97.5])
+    return Comparison(float(np.nanmean(diff)), float(lo), float(hi), se, Z_POWER * se,
+                      int(np.isfinite(diff).any(axis=1).sum()), int(np.isfinite(diff).any(axis=0).sum()))
+
+
+def verdict(ci_low: float, ci_high: float) -> str:
+    """For a claim that A − B > 0: holds, reversed, or not separable (the CI contains 0)."""
+    if ci_low > 0:
+        return "holds"
+    if ci_high < 0:
+        return "reversed"
+    return "not separable"
+
+
+# ----------------------------------------------------------------------------- per-cell data
+
+
+def load_problem_tables(results: Path, benchmark: str) -> dict[tuple[str, int], dict]:
+    """(run, seed) -> per_problem block of every ``paths.json`` of ``benchmark`` (first model)."""
+    out: dict[tuple[str, int], dict] = {}
+    for path in sorted(Path(results).glob(f"eval/*/*/seed*/{benchmark}/paths.json")):
+        doc = _read_json(path)
+        out.setdefault((doc["run"], int(doc["seed"])), doc["per_problem"])
+    return out
+
+
+def problem_metric(per_problem: dict, metric: str, k: int = 1) -> pd.Series:
+    """One value per problem: pass@k, or a path statistic (NaN where undefined)."""
+    values = {}
+    for pid, p in per_problem.items():
+        if metric == "pass_at_k":
+            values[pid] = pass_at_k(p["n"], p["c"], k)
+        else:
+            v = problem_stats([tuple(x.split("-")) for x in p["paths"]], DEFAULT_SUBSAMPLE).get(metric)
+            values[pid] = np.nan if v is None else v
+    return pd.Series(values, dtype=float)
+
+
+def paired_matrix(tables: dict, run_a: str, run_b: str, metric: str, k: int = 1):
+    """[seeds, problems] values of A and of B over the seeds and problems both have."""
+    seeds = sorted({s for r, s in tables if r == run_a} & {s for r, s in tables if r == run_b})
+    if not seeds:
+        return None, None
+    a = pd.DataFrame({s: problem_metric(tables[run_a, s], metric, k) for s in seeds}).T
+    b = pd.DataFrame({s: problem_metric(tables[run_b, s], metric, k) for s in seeds}).T
+    cols = a.columns.intersection(b.columns)
+    return a[cols].to_numpy(), b[cols].to_numpy()
+
+
+def late_entropy(metrics: pd.DataFrame, run: str, late_fraction: float, column: str) -> pd.Series:
+    """Per seed: the mean of ``column`` over the last ``late_fraction`` of the training steps."""
+    sub = metrics[(metrics["run"] == run) & metrics[column].notna()]
+    if sub.empty:
+        return pd.Series(dtype=float)
+    first = sub["step"].max() * (1.0 - late_fraction)
+    return sub[sub["step"] > first].groupby("seed")[column].mean()
+
+
+# ----------------------------------------------------------------------------- the catalogue
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    claim: str
+    statement: str
+    metric: str  # pass_at_k | path_diversity | path_entropy | entropy
+    run_a: str
+    run_b: str
+    k: int = 1
+
+
+def _official_pacs(ctx: ReportContext) -> RunInfo | None:
+    return next((r for r in ctx.runs_in("main") if r.method == "pacs"), None)
+
+
+def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
+    """Every (claim, A, B) comparison the config's runs allow (docs/design.md §10)."""
+    pacs = _official_pacs(ctx)
+    if pacs is None:
+        return []
+    base = [r for r in ctx.runs_in("main") if r.method in ("grpo", "ppo")]
+    rows = []
+    for b in base:
+        rows += [ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", pacs.name, b.name),
+                 ClaimRow("C2", f"PACS pass@{k_max} above {b.label}", "pass_at_k", pacs.name, b.name, k_max),
+                 ClaimRow("C3", f"PACS entropy above {b.label} late in training", "entropy", pacs.name, b.name),
+                 ClaimRow("C4", f"PACS correct responses more path-diverse than {b.label}",
+                          "path_diversity", pacs.name, b.name),
+                 ClaimRow("C4", f"PACS path entropy above {b.label}", "path_entropy", pacs.name, b.name)]
+    for r in ctx.runs_in("ref"):
+        rows += [ClaimRow("C3-ref", f"{r.label}: entropy above {b.label}", "entropy", r.name, b.name)
+                 for b in base if b.method == "grpo"]
+        rows.append(ClaimRow("C3-ref", f"{r.label}: entropy above {pacs.label}", "entropy",
+                             r.name, pacs.name))
+    for claim, ablation in (("C5", "score"), ("C6", "weight"), ("C7", "beta")):
+        rows += [ClaimRow(claim, f"{pacs.label} pass@1 above {r.label}", "pass_at_k", pacs.name, r.name)
+                 for r in ctx.runs_in(ablation)]
+    return rows
+
+
+def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec) -> dict | None:
+    """One claims-table row as a dict (CLAIMS_COLUMNS), or None when a run has no results."""
+    if row.metric == "entropy":
+        a = late_entropy(metrics, row.run_a, settings.late_fraction, "entropy")
+        b = late_entropy(metrics, row.run_b, settings.late_fraction, "entropy")
+        seeds = a.index.intersection(b.index)
+        a, b = a[seeds].to_numpy()[:, None], b[seeds].to_numpy()[:, None]
+    else:
+        a, b = paired_matrix(tables, row.run_a, row.run_b, row.metric, row.k)
+        if a is not None and row.metric == "pass_at_k":
+            a, b = a * 100.0, b * 100.0  # percentage points
+    if a is None or a.size == 0 or not np.isfinite(a - b).any():
+        return None
+    res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
+    both = np.isfinite(a - b)
+    return {"claim": row.claim, "statement": row.statement, "metric": metric_name(row, settings),
+            "run_a": row.run_a, "run_b": row.run_b, "seeds": res.seeds, "problems": res.problems,
+            "mean_a": float(a[both].mean()), "mean_b": float(b[both].mean()), "diff": res.diff,
+            "ci_low": res.ci_low, "ci_high": res.ci_high, "mde": res.mde,
+            "verdict": verdict(res.ci_low, res.ci_high)}
+
+
+def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
+    if row.metric == "pass_at_k":
+        return f"pass@{row.k} (%)"
+    if row.metric == "entropy":
+        return f"token entropy (nats), mean over the last {settings.late_fraction:.0%} of steps"
+    return {"path_diversity": "path diversity (P[two correct differ])",
+            "path_entropy": "path entropy (nats, plug-in)"}[row.metric]
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def claim_verdicts(table: pd.DataFrame) -> pd.DataFrame:
+    """One line per claim: holds when every row holds, reversed when every row is reversed,
+    mixed when rows disagree in sign, else not separable."""
+    out = []
+    for claim, rows in table.groupby("claim", sort=False):
+        kinds = set(rows["verdict"]) - {NO_DATA}
+        if not kinds:
+            overall = NO_DATA
+        elif kinds == {"holds"}:
+            overall = "holds"
+        elif kinds == {"reversed"}:
+            overall = "reversed"
+        elif {"holds", "reversed"} <= kinds:
+            overall = "mixed"
+        elif "holds" in kinds or "reversed" in kinds:
+            overall = "partly: " + ", ".join(f"{v} {n}/{len(rows)}"
+                                             for v, n in rows["verdict"].value_counts().items())
+        else:
+            overall = "not separable"
+        out.append({"claim": claim, "comparisons": len(rows), "verdict": overall})
+    return pd.DataFrame(out)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:+.3f}" if abs(v) < 10 else f"{v:+.2f}"
+
+
+def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
+    """``claims.md``: the per-claim verdicts, then every comparison."""
+    lines = ["# Claims of the paper, tested at this scale", "",
+             "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
+             f"95 % CI: paired bootstrap, seeds and problems resampled independently ({n_boot_note}). "
+             "MDE: the smallest true difference detectable with 80 % power at α = 0.05 "
+             "(2.80 × bootstrap SE). Verdict: **holds** (CI above 0), **reversed** (CI below 0), "
+             "**not separable** (CI contains 0). pass@k in percentage points.", "",
+             "## Verdict per claim", "", "| claim | comparisons | verdict |", "|:---|---:|:---|"]
+    lines += [f"| {r.claim} | {r.comparisons} | {r.verdict} |" for r in claim_verdicts(table).itertuples()]
+    lines += ["", "## Every comparison", "",
+              "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | MDE | verdict |",
+              "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|:---|"]
+    for r in table[table["verdict"] != NO_DATA].itertuples():
+        lines.append(f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
+                     f"{r.mean_a:.3f} | {r.mean_b:.3f} | {_fmt(r.diff)} | "
+                     f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.mde:.3f} | {r.verdict} |")
+    missing = table[table["verdict"] == NO_DATA]
+    if len(missing):
+        lines += ["", "Not computed (no seed with a value in both runs): "
+                  + "; ".join(f"{r.claim} {r.statement} ({r.metric})" for r in missing.itertuples())]
+    lines += ["", "A claim that does not hold here says so: 'not separable' means this run cannot "
+              "tell the two apart, 'reversed' that it measured the opposite of the paper's claim."]
+    return "\n".join(lines) + "\n"
+
+
+def build_claims(ctx: ReportContext, settings: ClaimsSpec) -> pd.DataFrame:
+    """Every comparison's row (CLAIMS_COLUMNS) for the first configured benchmark."""
+    bench = ctx.spec.data.benchmarks[0]
+    tables = load_problem_tables(ctx.results.root, bench)
+    n_min = min((p["n"] for per in tables.values() for p in per.values()), default=1)
+    rows = []
+    for row in claim_rows(ctx, n_min):
+        got = compare(row, tables, ctx.results.metrics, settings)
+        rows.append(got or {"claim": row.claim, "statement": row.statement,
+                            "metric": metric_name(row, settings), "run_a": row.run_a,
+                            "run_b": row.run_b, "seeds": 0, "problems": 0, "verdict": NO_DATA})
+    return pd.DataFrame(rows, columns=CLAIMS_COLUMNS)
+
+
+def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> None:
+    """``tables/claims.md`` and ``claims.csv`` (when the config has ``claims:``), and the curves."""
+    settings = ctx.spec.claims
+    if settings is None:
+        return
+    table = build_claims(ctx, settings)
+    if table.empty or (table["verdict"] == NO_DATA).all():
+        log.skip("claims table", "no paths.json or metrics of PACS and a baseline with common seeds")
+        return
+    log.write_text("tables/claims.csv", table.to_csv(index=False, lineterminator="\n"),
+                   "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)")
+    log.write_text("tables/claims.md", claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
+                   "Claims C1-C7: verdict per claim and every paired comparison (Markdown)")
+    if figures:
+        from .claims_figures import write_claim_curves  # matplotlib only when needed
+
+        write_claim_curves(ctx, log, settings)

@@ -1,0 +1,175 @@
+"""The claims table (pacs.report.claims): bootstrap, verdicts, and the table on a synthetic tree."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from pacs.config import ClaimsSpec, load_config, parse_profile
+from pacs.report import claims as C
+from pacs.report.__main__ import build_report
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def test_constant_difference_has_a_zero_width_interval():
+    res = C.paired_bootstrap(np.full((3, 4), 0.5), 200, 0)
+    assert (res.diff, res.ci_low, res.ci_high, res.se, res.mde) == (0.5, 0.5, 0.5, 0.0, 0.0)
+    assert (res.seeds, res.problems) == (3, 4)
+
+
+def test_two_problems_hand_computed():
+    # One seed, problem differences 0 and 1: a resample's mean is 0, 1/2, 1 w.p. 1/4, 1/2, 1/4,
+    # so SE = sqrt(1/8) and the 95 % percentile interval is [0, 1].
+    res = C.paired_bootstrap(np.array([[0.0, 1.0]]), 20000, 1)
+    assert res.diff == 0.5
+    assert (res.ci_low, res.ci_high) == (0.0, 1.0)
+    assert res.se == pytest.approx(math.sqrt(1 / 8), rel=0.03)
+    assert res.mde == pytest.approx(2.8016 * math.sqrt(1 / 8), rel=0.03)
+
+
+def test_missing_cells_are_left_out():
+    diff = np.array([[1.0, np.nan], [3.0, 5.0]])
+    res = C.paired_bootstrap(diff, 500, 0)
+    assert res.diff == 3.0  # mean of the three present cells
+    assert res.problems == 2 and res.seeds == 2
+    with pytest.raises(ValueError):
+        C.paired_bootstrap(np.full((2, 2), np.nan), 100, 0)
+
+
+def test_seed_resampling_counts():
+    # Seeds differ, problems do not: the interval must come from resampling seeds.
+    diff = np.repeat(np.array([[-1.0], [1.0], [1.0], [3.0]]), 5, axis=1)
+    res = C.paired_bootstrap(diff, 4000, 0)
+    assert res.diff == 1.0 and res.ci_low < 0 < res.ci_high
+    assert res.se == pytest.approx(math.sqrt(2 / 4), rel=0.08)  # sd of 4 seeds / sqrt(4), ddof 0
+
+
+@pytest.mark.parametrize(("lo", "hi", "want"), [(0.1, 2.0, "holds"), (-2.0, -0.1, "reversed"),
+                                                 (-0.1, 0.2, "not separable"), (0.0, 1.0, "not separable")])
+def test_verdict(lo, hi, want):
+    assert C.verdict(lo, hi) == want
+
+
+def _simulated(effect: float, rng) -> np.ndarray:
+    seed_effect = rng.normal(0, 0.02, size=(5, 1))
+    return effect + seed_effect + rng.normal(0, 0.3, size=(5, 200))
+
+
+def test_a_known_effect_is_detected_and_a_null_is_not_separable():
+    rng = np.random.default_rng(0)
+    hits = [C.verdict(*_ci(C.paired_bootstrap(_simulated(0.1, rng), 400, i))) for i in range(10)]
+    assert hits.count("holds") >= 9
+    falls = [C.verdict(*_ci(C.paired_bootstrap(_simulated(-0.1, rng), 400, i))) for i in range(10)]
+    assert falls.count("reversed") >= 9
+    nulls = [C.verdict(*_ci(C.paired_bootstrap(_simulated(0.0, rng), 400, i))) for i in range(40)]
+    assert nulls.count("not separable") >= 34  # 95 % intervals: about 38 of 40 expected
+    res = C.paired_bootstrap(_simulated(0.0, rng), 400, 0)
+    assert 0.02 < res.mde < 0.1  # the design can see 0.1, and not much less than ~0.05
+
+
+def _ci(res):
+    return res.ci_low, res.ci_high
+
+
+def test_claim_verdicts_aggregate():
+    table = pd.DataFrame({"claim": ["C1", "C1", "C3", "C3", "C5", "C6"],
+                          "verdict": ["holds", "holds", "holds", "not separable", "holds", "reversed"]})
+    got = C.claim_verdicts(pd.concat([table, pd.DataFrame({"claim": ["C5"], "verdict": ["reversed"]})]))
+    verdicts = dict(zip(got["claim"], got["verdict"]))
+    assert verdicts["C1"] == "holds" and verdicts["C5"] == "mixed" and verdicts["C6"] == "reversed"
+    assert verdicts["C3"].startswith("partly")
+
+
+# ----------------------------------------------------------------------------- a synthetic tree
+
+RUNS = {
+    "pacs": {"method": "pacs", "ablation": "main", "label": "PACS"},
+    "grpo": {"method": "grpo", "ablation": "main", "label": "GRPO"},
+    "pacs_fixed": {"method": "pacs", "ref": "fixed", "ablation": "ref", "label": "PACS fixed ref"},
+    "pacs_beta2": {"method": "pacs", "beta": 2.0, "ablation": "beta", "label": "PACS beta=2"},
+}
+SKILL = {"pacs": 0.6, "grpo": 0.4, "pacs_fixed": 0.6, "pacs_beta2": 0.6}  # pass@1 per sample
+ENTROPY = {"pacs": 0.8, "grpo": 0.5, "pacs_fixed": 0.5, "pacs_beta2": 0.8}
+SEEDS, PROBLEMS, N, STEPS = [0, 1, 2, 3, 4], 60, 8, 20
+SCIENCE = Path(__file__).resolve().parents[2] / "configs" / "science.yaml"
+
+
+def _tree(root, rng):
+    for run in RUNS:
+        for seed in SEEDS:
+            per = {}
+            for q in range(PROBLEMS):
+                c = int(rng.binomial(N, SKILL[run]))
+                # PACS spreads its correct responses over 3 paths, GRPO always takes one.
+                paths = [f"{1 + i % (3 if run != 'grpo' else 1)}-9-8" for i in range(c)]
+                per[f"p{q}"] = {"n": N, "c": c, "paths": paths, "unparsed_correct": 0}
+            out = root / f"eval/tiny/{run}/seed{seed}/synthetic"
+            out.mkdir(parents=True)
+            (out / "paths.json").write_text(json.dumps(
+                {"benchmark": "synthetic", "model": "tiny", "run": run, "seed": seed, "per_problem": per}))
+            train = root / f"train/tiny/{run}/seed{seed}"
+            train.mkdir(parents=True)
+            rows = [{"step": s, "entropy": ENTROPY[run] + rng.normal(0, 0.02),
+                     "path_diversity": 0.5, "path_entropy": 0.7} for s in range(1, STEPS + 1)]
+            (train / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
+    _tree(tmp_path / "results", np.random.default_rng(0))
+    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS},
+           "claims": {"bootstrap": 300}}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    log = build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=figures)
+    table = pd.read_csv(tmp_path / "out/tables/claims.csv")
+    got = {(r.claim, r.run_b, r.metric.split(" ")[0]): r for r in table.itertuples()}
+    assert got["C1", "grpo", "pass@1"].verdict == "holds"
+    assert got["C1", "grpo", "pass@1"].diff == pytest.approx(20, abs=2.5)  # percentage points
+    assert got["C2", "grpo", f"pass@{N}"].verdict == "holds"
+    assert got["C3", "grpo", "token"].verdict == "holds"
+    assert got["C4", "grpo", "path"].verdict == "holds"
+    assert got["C7", "pacs_beta2", "pass@1"].verdict == "not separable"  # same skill
+    ref = table[(table.claim == "C3-ref")].set_index("run_b")
+    assert ref.loc["grpo", "verdict"] == "not separable" and ref.loc["pacs", "verdict"] == "reversed"
+    assert (table["seeds"] == 5).all()
+    md = (tmp_path / "out/tables/claims.md").read_text()
+    assert "| C1 | 1 | holds |" in md and "| C7 | 1 | not separable |" in md
+    assert ("figures/claims_curves.png" in {rel for rel, _ in log.written}) == figures
+
+
+def test_claims_section_is_optional_with_defaults():
+    raw = load_config(SCIENCE)
+    assert parse_profile({k: v for k, v in raw.items() if k != "claims"}).claims is None
+    got = parse_profile({**raw, "claims": {"bootstrap": 10}}).claims
+    assert got == ClaimsSpec(bootstrap=10, seed=0, late_fraction=0.25, smooth=5)
+    with pytest.raises(ValueError, match="claims.late_fraction"):
+        parse_profile({**raw, "claims": {"late_fraction": 0}})
+
+
+def test_no_claims_section_no_claims_table(tmp_path):
+    _tree(tmp_path / "results", np.random.default_rng(0))
+    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS}}
+    del cfg["claims"]
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=False)
+    assert not (tmp_path / "out/tables/claims.md").exists()
+
+
+def test_a_comparison_without_data_is_listed_not_dropped():
+    table = pd.DataFrame([{"claim": "C1", "statement": "s", "metric": "pass@1 (%)", "run_a": "a",
+                           "run_b": "b", "seeds": 2, "problems": 3, "mean_a": 1.0, "mean_b": 0.5,
+                           "diff": 0.5, "ci_low": 0.1, "ci_high": 0.9, "mde": 0.3, "verdict": "holds"},
+                          {"claim": "C4", "statement": "more path-diverse", "metric": "path diversity",
+                           "run_a": "a", "run_b": "b", "seeds": 0, "problems": 0, "verdict": C.NO_DATA}])
+    assert dict(zip(*C.claim_verdicts(table)[["claim", "verdict"]].to_numpy().T))["C4"] == C.NO_DATA
+    md = C.claims_markdown(table, ClaimsSpec(), "10 resamples")
+    assert "Not computed (no seed with a value in both runs): C4 more path-diverse" in md
+    assert md.count("| C4 |") == 1  # in the verdict list only

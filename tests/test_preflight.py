@@ -1,0 +1,127 @@
+"""``python -m pacs.preflight``: on this machine, and on fabricated situations."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pacs import preflight
+from pacs.config import load_config, load_profile, parse_profile
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = REPO / "configs" / "paper.yaml"
+PROFILE = REPO / "workflow" / "profiles" / "slurm" / "config.yaml"
+
+
+def _lines(checks) -> dict[str, preflight.Check]:
+    return {c.name: c for c in checks}
+
+
+def _profile(tmp_path: Path, partition="gpu", account="lab", **train) -> Path:
+    profile = yaml.safe_load(PROFILE.read_text())
+    profile["default-resources"].update(slurm_partition=partition, slurm_account=account)
+    profile["set-resources"]["train_verl"].update(train)
+    path = tmp_path / "profile.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+def _fetched(results: Path, names=("qwen3_4b", "qwen3_8b", "diversity-embedder")) -> None:
+    for name in names:
+        folder = results / "hub" / name
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")
+
+
+def _sinfo(text: str):
+    return lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=text, stderr="")
+
+
+def test_on_this_machine_the_table_names_each_failure_with_its_fix(tmp_path):
+    """Here: CPU torch, no vLLM, no flash-attn, no snapshots, the profile's SET_ME values."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pacs.preflight", "--config", str(PAPER), "--profile", str(PROFILE),
+         "--results", str(tmp_path / "results"), "--out", str(tmp_path / "ok.txt")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    out = result.stdout
+    assert result.returncode == 1 and not (tmp_path / "ok.txt").exists()
+    assert "FAIL  version vllm" in out and "pip install vllm==0.24.0" in out
+    assert "PASS  version verl" in out
+    assert "FAIL  attention" in out and "import flash_attn" in out
+    assert re.search(r"FAIL  slurm_partition +slurm_partition = SET_ME_partition", out)
+    assert f"fix: set default-resources.slurm_account in {PROFILE}" in out
+    assert "FAIL  snapshot qwen3_8b" in out and "fix: make fetch" in out
+    assert "PASS  generate time limit" in out  # eval.shard.job_minutes = the profile's 720 min
+    assert "code sandbox" in out and "disk" in out
+    assert out.rstrip().endswith("failed")
+
+
+def test_missing_snapshot_fails_and_a_fetched_one_passes(tmp_path):
+    results = tmp_path / "results"
+    _fetched(results, names=("qwen3_4b", "diversity-embedder"))
+    lines = _lines(preflight.snapshot_checks(load_profile(PAPER), results))
+    assert lines["snapshot qwen3_4b"].ok and lines["snapshot diversity-embedder"].ok
+    missing = lines["snapshot qwen3_8b"]
+    assert not missing.ok and "Qwen/Qwen3-8B" in missing.detail and "make fetch" in missing.fix
+
+
+def test_partition_and_account(tmp_path):
+    profile = preflight.read_profile(_profile(tmp_path, partition="gpu", account=""))
+    lines = _lines(preflight.account_checks(profile, Path("p.yaml")))
+    assert lines["slurm_partition"].ok
+    assert not lines["slurm_account"].ok and "default-resources.slurm_account in p.yaml" in lines["slurm_account"].fix
+
+
+def test_generate_limit_shorter_than_the_shards_plan_fails(tmp_path):
+    profile = yaml.safe_load(PROFILE.read_text())
+    profile["set-resources"]["generate"]["runtime"] = 600
+    (check,) = preflight.shard_limit_checks(load_profile(PAPER), profile)
+    assert not check.ok and "profile runtime 600 min" in check.detail and "720" in check.detail
+    raw = load_config(PAPER)
+    raw["eval"]["shard"] = None
+    assert preflight.shard_limit_checks(parse_profile(raw), profile) == []
+
+
+def test_gpus_and_cpus_per_node_from_sinfo_and_inside_a_job(tmp_path, monkeypatch):
+    profile = preflight.read_profile(_profile(tmp_path))  # train_verl: gpu:h200:8, 96 CPUs
+    assert preflight.train_request(profile) == (8, 96)
+    big = _sinfo("gpu:h200:8(S:0-1) 112\ngpu:h200:4 64\n")
+    assert preflight.resource_check(profile, env={}, run=big).ok
+    small = preflight.resource_check(profile, env={}, run=_sinfo("gpu:h200:4(S:0) 64\n"))
+    assert not small.ok and "4 GPUs, 64 CPUs; training asks 8 GPUs, 96 CPUs" in small.detail
+    assert "gres / cpus_per_task" in small.fix
+    monkeypatch.setattr(preflight, "job_node", lambda: (8, 96))
+    assert preflight.resource_check(profile, env={"SLURM_JOB_ID": "7"}).detail.startswith("SLURM job 7")
+
+
+def test_checkpoint_disk_by_hand():
+    spec = load_profile(PAPER)
+    # Qwen3-8B-sized (1e9 here): 320 steps, a checkpoint every 20 and all kept: 16 × 16 B/param,
+    # plus 1 + 16 merged bf16 models (2 B/param) for the final model and the Fig. 3 curve
+    assert preflight.run_bytes(spec, "qwen3_8b", "pacs", 1e9) == pytest.approx(16 * 16e9 + 17 * 2e9)
+    # PPO keeps one critic checkpoint (verl.max_critic_ckpt_to_keep: 1) on top
+    assert preflight.run_bytes(spec, "qwen3_8b", "ppo", 1e9) == pytest.approx(16 * 16e9 + 16e9 + 34e9)
+    raw = load_config(PAPER)
+    raw["verl"]["max_actor_ckpt_to_keep"] = 2
+    assert preflight.run_bytes(parse_profile(raw), "qwen3_8b", "pacs", 1e9) == pytest.approx(2 * 16e9 + 34e9)
+
+
+def test_disk_check_states_the_estimate_and_fails_when_short(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    results.mkdir()
+    check = preflight.disk_check(load_profile(PAPER), results)
+    assert "TB" in check.detail and not check.ok  # ~23 TB as configured; this disk is smaller
+    assert "max_actor_ckpt_to_keep" in check.fix
+
+
+def test_out_is_written_only_when_everything_passes(tmp_path, monkeypatch):
+    monkeypatch.setattr(preflight, "run_checks", lambda *a, **k: [preflight.Check("x", True, "fine")])
+    out = tmp_path / "ok.txt"
+    assert preflight.main(["--config", str(PAPER), "--profile", str(PROFILE), "--out", str(out)]) == 0
+    assert out.read_text() == "PASS  x  fine\n1 passed, 0 failed\n"

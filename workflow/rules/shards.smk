@@ -1,0 +1,69 @@
+# Helpers of the paper path's rules (no rules here: snakemake --lint keeps functions apart).
+# Evaluation shards (evaluate.smk) and the compute-node preflight (preflight.smk).
+# Generation is scattered over shards of consecutive problems and gathered into samples.jsonl
+# (pacs.evaluation.shards): with eval.shard set, a shard holds as many problems as fit the
+# generate job's time limit; without it, one shard holds every problem. The Fig. 3 checkpoints
+# sample eval.curve_n_samples per problem (pass@1 only).
+from pacs.evaluation.generate import DEFAULT_BATCH
+from pacs.evaluation.shards import plan_shard_size, shard_count
+
+SHARD = dataclasses.asdict(EVAL.shard) if EVAL.shard else None
+
+
+def tree_n(tree) -> int:
+    """Samples per problem of an eval/... or curve/... folder."""
+    return EVAL.curve_samples if tree.startswith("curve/") else EVAL.n_samples
+
+
+def shard_size(n) -> int | None:
+    """Problems per generate shard at n samples each (hf: whole chunks, its seed is per chunk)."""
+    if SHARD is None:
+        return None
+    align = max(1, DEFAULT_BATCH["hf"] // n) if EVAL.backend == "hf" else 1
+    return plan_shard_size(n, EVAL.max_new_tokens, align=align, **SHARD)
+
+
+def benchmark_problems(benchmark) -> int:
+    """Problems evaluated in a benchmark; reads the prepared file (a checkpoint's output)."""
+    if benchmark == SYNTHETIC:
+        count = DATA.synthetic.n_test
+    else:
+        path = checkpoints.prepare_eval.get(benchmark=benchmark).output[0]
+        with open(path, encoding="utf-8") as fh:
+            count = sum(1 for line in fh if line.strip())
+    return min(count, EVAL.limit) if EVAL.limit else count
+
+
+def shard_files(wildcards) -> list[str]:
+    size = shard_size(tree_n(wildcards.tree))
+    shards = 1 if size is None else shard_count(benchmark_problems(Path(wildcards.tree).name), size)
+    return [f"{RES}/{wildcards.tree}/shards/{k}.jsonl" for k in range(shards)]
+
+
+def shard_args(wildcards) -> str:
+    size = shard_size(tree_n(wildcards.tree))
+    return f"--shard-index {wildcards.shard}" + (f" --shard-size {size}" if size else "")
+
+
+def tree_generate_args(wildcards) -> str:
+    return generate_args(wildcards, n=tree_n(wildcards.tree))
+
+
+def gather_args(wildcards) -> str:
+    n = tree_n(wildcards.tree)
+    size = shard_size(n)
+    limit = f" --limit {EVAL.limit}" if EVAL.limit else ""
+    return f"--n {n}" + (f" --shard-size {size}" if size else "") + limit
+
+
+import yaml as _yaml
+
+PREFLIGHT = f"{RES}/preflight/compute_node.txt"
+SLURM_PROFILE = str(Path(workflow.current_basedir).parent / "profiles" / "slurm" / "config.yaml")
+
+
+def _train_node_resources() -> dict:
+    """The SLURM profile's per-node request of train_verl (gres, CPUs, memory)."""
+    with open(SLURM_PROFILE) as fh:
+        train = ((_yaml.safe_load(fh) or {}).get("set-resources") or {}).get("train_verl") or {}
+    return {k: train[k] for k in ("gres", "cpus_per_task", "mem_mb") if k in train}
