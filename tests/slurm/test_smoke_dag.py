@@ -5,31 +5,20 @@ values it asks a user to set (partition, account). Slow; CI runs it."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def slurm_smoke(tmp_path_factory, slurm_env):
-    work = tmp_path_factory.mktemp("slurm_smoke")
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "configs"):
-        shutil.copytree(REPO / name, work / name)
-    profile = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
-    profile["default-resources"].update(slurm_partition="debug", slurm_account="pacs")
-    (work / "slurm").mkdir()
-    (work / "slurm" / "config.yaml").write_text(yaml.safe_dump(profile))
+def slurm_smoke(local_slurm_workflow, slurm_env):
+    work = local_slurm_workflow
     started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--profile", "slurm", "--configfile", "configs/smoke.yaml",
