@@ -74,8 +74,8 @@ MinJobAge=$MIN_JOB_AGE
 ReturnToService=2
 InactiveLimit=0
 KillWait=30
-# Tasks run at the submitter's nice value: \`nice -n -5 pytest tests/slurm\` lifts the jobs too
-# on a host shared with other work (Ray 2.60's raylet gives its agents 15 s to start).
+# Tasks run at the submitter's nice value: a niced pytest keeps its jobs niced (Ray's start-up
+# deadlines are raised by the launcher, pacs.verl_plugin.slurm.RAY_START_DEADLINES).
 PropagatePrioProcess=1
 EOF
   for node in "${NODES[@]}"; do

@@ -147,6 +147,7 @@ while len(psutil.Process().children(recursive=True)) < 2:
     time.sleep(0.05)
 open(pids, "w").write(" ".join(str(p.pid) for p in [__import__('psutil').Process(), *__import__('psutil').Process().children(recursive=True)]))
 open(pids + ".env", "w").write(os.environ.get("ROCR_VISIBLE_DEVICES", "-"))
+open(pids + ".deadline", "w").write(os.environ.get("RAY_agent_register_timeout_ms", "-"))
 time.sleep(120)
 """
 
@@ -195,6 +196,7 @@ def test_a_ray_node_stops_its_whole_tree_and_its_address_file(how, ray_node, tmp
     assert code == 0 and len(tree) == 3 and _all_gone(tree)
     assert not addr_file.exists()
     assert (tmp_path / "pids.env").read_text() == "-"  # 4. no ROCR_VISIBLE_DEVICES for Ray
+    assert (tmp_path / "pids.deadline").read_text() == "300000"  # Ray's agents: 5 min to start
 
 
 def test_another_clusters_address_file_is_left_alone(ray_node, tmp_path):
@@ -240,6 +242,25 @@ def test_ray_nodes_and_their_clients_agree_on_token_auth(tmp_path):
     assert slurm.with_ray_auth_mode({"RAY_AUTH_MODE": "disabled"}, home=tmp_path)["RAY_AUTH_MODE"] == "disabled"
     step, driver = slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=True)
     assert step["RAY_AUTH_MODE"] == driver["RAY_AUTH_MODE"]
+
+
+def test_every_ray_process_we_start_gets_the_raised_start_deadlines():
+    """Found on the local cluster: on a loaded host Ray 2.60's raylet exited because its agents
+    had not registered in time. Our Ray steps, the Ray nodes and verl's own local Ray (one node)
+    get longer deadlines; the names are the raylet's own config keys; a user's value wins."""
+    import ray
+
+    raylet = Path(ray.__file__).parent / "core" / "src" / "ray" / "raylet" / "raylet"
+    binary = raylet.read_bytes()
+    for key in slurm.RAY_START_DEADLINES:
+        assert key.encode() in binary, f"{key}: not a config key of {raylet}"
+    envs = (slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=False),
+            slurm.verl_env(STEP_ENV, multi_node=True))
+    for env in envs:
+        assert env["RAY_agent_register_timeout_ms"] == "300000"
+        assert env["RAY_worker_register_timeout_seconds"] == "300"
+    mine = {**STEP_ENV, "RAY_agent_register_timeout_ms": "900000"}
+    assert slurm.ray_step_env(mine)["RAY_agent_register_timeout_ms"] == "900000"
 
 
 # ------------------------------------------------------------------- 3. CPU device, several nodes

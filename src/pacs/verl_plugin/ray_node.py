@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from pacs.verl_plugin.slurm import without_rocr
+from pacs.verl_plugin.slurm import with_ray_start_deadlines, without_rocr
 
 GRACE_S = 20.0
 START_ATTEMPTS = 3
@@ -90,7 +90,7 @@ def run_node(cmd: list[str], stop_file: Path, received: list[int]) -> int | None
     """Run ``cmd`` until it exits (its code) or we are told to stop (None, after stopping it)."""
     # slurmstepd sets ROCR_VISIBLE_DEVICES beside CUDA_VISIBLE_DEVICES in this task's own
     # environment (gres.conf without Flags=nvidia_gpu_env); Ray's workers would inherit both.
-    proc = subprocess.Popen(cmd, env=without_rocr(os.environ))
+    proc = subprocess.Popen(cmd, env=with_ray_start_deadlines(without_rocr(os.environ)))
     while proc.poll() is None and not received and not stop_file.exists():
         time.sleep(POLL_S)
     code = proc.poll()
@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time() - 1  # file times may be coarser than the clock
     try:
         for attempt in range(1, START_ATTEMPTS + 1):
-            # Ray 2.60's raylet gives up when its agents take over 15 s to start (a busy
-            # host): `ray start` then fails, and is tried again.
+            # A raylet whose agents miss even the raised deadline (RAY_START_DEADLINES, a very
+            # busy host) exits: `ray start` then fails, and is tried again.
             code = run_node([*ray_command(), *ray_args], args.stop_file, received)
             if code in (None, 0) or received or args.stop_file.exists():
                 break

@@ -29,6 +29,16 @@ RAY_PORT = 6379
 NODE_WAIT_S = 300.0
 STOP_GRACE_S = 60.0
 PROBE_TIMEOUT_S = 90.0  # ray.init against a head that is not up yet can hang
+# Ray's own start-up deadlines, as RAY_<name> overrides of the raylet's config (read from the
+# environment by every Ray process a node starts). Ray 2.60's raylet exits when its dashboard
+# and runtime-env agents have not registered within agent_register_timeout_ms, and reaps
+# workers that take over worker_register_timeout_seconds (60 s): both happen on a loaded host
+# (Python imports of a cold environment, a 2-core CI machine). A longer deadline only delays
+# the error of a Ray that is really broken. A value already set in the environment wins.
+RAY_START_DEADLINES = {
+    "RAY_agent_register_timeout_ms": "300000",
+    "RAY_worker_register_timeout_seconds": "300",
+}
 # SLURM variables a nested srun may inherit: the job's identity (the set the
 # snakemake-executor-plugin-slurm-jobstep keeps for its own srun) and where the cluster's
 # configuration is (without it srun fails on clusters that rely on SLURM_CONF).
@@ -194,7 +204,7 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     (one node, one task) and override what we ask for. The job's identity and SLURM_CONF are kept.
     """
     env = os.environ if env is None else env
-    return with_ray_auth_mode(without_rocr(
+    return with_ray_start_deadlines(with_ray_auth_mode(without_rocr(
         {
             key: value
             for key, value in env.items()
@@ -203,7 +213,12 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
                 or key.startswith(("SRUN_", "SBATCH_"))
             )
         }
-    ))
+    )))
+
+
+def with_ray_start_deadlines(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with Ray's start-up deadlines raised (``RAY_START_DEADLINES``) where not set."""
+    return {**RAY_START_DEADLINES, **env}
 
 
 def with_ray_auth_mode(env: Mapping[str, str], home: Path | None = None) -> dict[str, str]:
@@ -225,7 +240,7 @@ def verl_env(env: Mapping[str, str], multi_node: bool) -> dict[str, str]:
     """verl's environment: one node starts its own local Ray (RAY_ADDRESS=local), never a
     cluster a killed job left in /tmp/ray/ray_current_cluster (a plain ray.init() would attach
     to that dead address and hang); several nodes get the address as an override."""
-    out = without_rocr(env)
+    out = with_ray_start_deadlines(without_rocr(env))  # a local Ray starts its own raylet
     if not multi_node:
         out["RAY_ADDRESS"] = "local"
         return out
