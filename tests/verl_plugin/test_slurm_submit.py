@@ -237,8 +237,10 @@ def test_ray_steps_drop_the_launchers_step_variables_as_the_jobstep_does(
     env = launcher_env(NODES["qwen3_8b"])
     _, jobstep_env = render_jobstep(train_resources["qwen3_8b"], env, monkeypatch)
     ours = slurm.ray_step_env({**os.environ, **env})
-    # ours adds one thing: Ray's auth mode, decided once for the nodes and their clients
-    assert {k: v for k, v in ours.items() if k != "RAY_AUTH_MODE"} == jobstep_env
+    # ours adds Ray's auth mode, decided once for the nodes and their clients, and Ray's start-up
+    # deadlines (slurm.RAY_START_DEADLINES)
+    added = {"RAY_AUTH_MODE", *slurm.RAY_START_DEADLINES}
+    assert {k: v for k, v in ours.items() if k not in added} == jobstep_env
     assert ours["RAY_AUTH_MODE"] in ("token", "disabled")
     for dropped in ("SLURM_NNODES", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK", "SLURM_NODELIST",
                     "SLURM_STEP_ID", "SLURM_CPU_BIND", "SRUN_DEBUG"):
