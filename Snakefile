@@ -37,6 +37,20 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/shards.smk"
 
 
+# Paper scale through the SLURM executors (src/pacs/slurm_profile.py): the jobstep plugin's srun
+# keeps SLURM_CONF; on a cluster without accounting, job states come from squeue (or we stop and
+# say what to set).
+from pacs.slurm_profile import check_status_command, keep_slurm_config_in_jobsteps
+
+if workflow.remote_exec:
+    keep_slurm_config_in_jobsteps()
+
+
+onstart:
+    if getattr(workflow.executor_plugin, "cli_prefix", None) == "slurm":
+        check_status_command(workflow.executor_settings)
+
+
 wildcard_constraints:
     model=r"[A-Za-z0-9_.-]+",
     run=r"[A-Za-z0-9_.-]+",

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -44,7 +45,33 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+def local_slurm_profile(work: Path, partition: str = "debug", account: str = "pacs") -> Path:
+    """``work/slurm``: the shipped SLURM profile with the two values it asks a user to set
+    (partition, account) filled in for tools/local_slurm.sh's cluster, in place of the link
+    ``copy_workflow`` made (the shipped profile itself stays untouched)."""
+    shipped = REPO_ROOT / "workflow" / "profiles" / "slurm" / "config.yaml"
+    profile = yaml.safe_load(shipped.read_text())
+    profile["default-resources"].update(slurm_partition=partition, slurm_account=account)
+    link = work / "slurm"
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.is_dir():
+        shutil.rmtree(link)
+    link.mkdir()
+    (link / "config.yaml").write_text(yaml.safe_dump(profile))
+    return link
+
+
 @pytest.fixture(scope="module")
 def workflow_copy(tmp_path_factory) -> Path:
     """A fresh-clone copy of the workflow (:func:`copy_workflow`), one per test module."""
     return copy_workflow(tmp_path_factory.mktemp("workflow"))
+
+
+@pytest.fixture(scope="module")
+def local_slurm_workflow(tmp_path_factory) -> Path:
+    """A workflow copy whose ``slurm`` profile is set up for the local cluster
+    (:func:`local_slurm_profile`), one per test module."""
+    work = copy_workflow(tmp_path_factory.mktemp("slurm_workflow"))
+    local_slurm_profile(work)
+    return work

@@ -61,3 +61,89 @@ def tiny_hf_dir(tmp_path_factory) -> Path:
     )
     Qwen3ForCausalLM(config).save_pretrained(path)
     return path
+
+
+# ------------------------------------------------------------------- SLURM's scontrol, recorded
+# Records printed by a real Slurm 22.05.8 controller (Debian's slurm-wlm; tools/local_slurm.sh)
+# for `sbatch --nodes=2 --cpus-per-task=16 --gres=gpu:h200:8`; the job id, node names, CPUs and
+# GPUs are filled in per test.
+SCONTROL_JOB = (
+    "JobId={job} JobName=job.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901759 "
+    "Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 "
+    "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 "
+    "TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-11-24T02:22:26 EligibleTime=2026-11-24T02:22:26 "
+    "AccrueTime=2026-11-24T02:22:26 StartTime=2026-11-24T02:22:27 EndTime=Unknown Deadline=N/A "
+    "SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-24T02:22:27 Scheduler=Main "
+    "Partition=debug AllocNode:Sid=localhost:3413 ReqNodeList=(null) ExcNodeList=(null) "
+    "NodeList={nodelist} BatchHost={head} NumNodes={nnodes} NumCPUs={total_cpus} NumTasks={nnodes} "
+    "CPUs/Task={cpus} ReqB:S:C:T=0:0:*:* TRES=cpu={total_cpus},node={nnodes},billing={total_cpus} "
+    "Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h200:{total_gpus}   "
+    "Nodes={nodelist} CPU_IDs=0-{last_cpu} Mem=0 GRES=gpu:h200:{gpus}(IDX:0-{last_gpu}) "
+    "MinCPUsNode={cpus} MinMemoryNode=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 "
+    "OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=/tmp/sj/job.sh "
+    "WorkDir=/tmp/sj StdErr=/tmp/sj/out.txt StdIn=/dev/null StdOut=/tmp/sj/out.txt Power= "
+    "TresPerNode=gres:gpu:h200:{gpus} \n"
+)
+SCONTROL_NODE = (
+    "NodeName={node} Arch=x86_64 CoresPerSocket=1  CPUAlloc=16 CPUEfctv=16 CPUTot=16 CPULoad=2.85 "
+    "AvailableFeatures=(null) ActiveFeatures=(null) Gres=gpu:h200:8 NodeAddr={addr} "
+    "NodeHostName=vm Port=57303 Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
+    "RealMemory=2000000 AllocMem=0 FreeMem=17756 Sockets=16 Boards=1 State=ALLOCATED "
+    "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  "
+    "BootTime=2026-11-24T02:14:06 SlurmdStartTime=2026-11-24T02:22:20 "
+    "LastBusyTime=2026-11-24T02:22:21 CfgTRES=cpu=16,mem=2000000M,billing=16 AllocTRES=cpu=16 "
+    "CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 "
+    "ExtSensorsTemp=n/s\n"
+)
+
+
+def scontrol_answers(job: str, nodes: list[str], nodelist: str, addrs: dict[str, str],
+                     cpus: int = 16, gpus: int = 8) -> dict[tuple[str, ...], str]:
+    """What `scontrol ARGS` prints for one job, keyed by ARGS."""
+    record = SCONTROL_JOB.format(
+        job=job, nodelist=nodelist, head=nodes[0], nnodes=len(nodes), cpus=cpus,
+        total_cpus=cpus * len(nodes), last_cpu=cpus - 1, gpus=gpus, total_gpus=gpus * len(nodes),
+        last_gpu=gpus - 1,
+    )
+    answers = {("show", "job", "-d", "-o", job): record,
+               ("show", "hostnames", nodelist): "".join(f"{n}\n" for n in nodes)}
+    for node, addr in addrs.items():
+        answers[("show", "node", "-o", node)] = SCONTROL_NODE.format(node=node, addr=addr)
+    return answers
+
+
+def fake_scontrol_run(answers: dict[tuple[str, ...], str]):
+    """A ``run`` for ``slurm.read_allocation``: scontrol's recorded answers, exit 1 otherwise."""
+    import subprocess
+
+    def run(cmd, **kwargs):
+        assert cmd[0] == "scontrol", cmd
+        out = answers.get(tuple(cmd[1:]))
+        return subprocess.CompletedProcess(cmd, 0 if out is not None else 1, stdout=out or "",
+                                           stderr="" if out is not None else "unknown request")
+
+    return run
+
+
+@pytest.fixture
+def scontrol(tmp_path, monkeypatch):
+    """answers(...) -> recorded scontrol output per ARGS; run(answers) -> a ``run`` for
+    ``slurm.read_allocation``; install(answers) -> an `scontrol` executable on PATH."""
+    import json
+    import stat
+    import sys
+    from types import SimpleNamespace
+
+    def install(answers: dict[tuple[str, ...], str]) -> None:
+        bin_dir = tmp_path / "fake_bin"
+        bin_dir.mkdir(exist_ok=True)
+        table = {" ".join(k): v for k, v in answers.items()}
+        script = bin_dir / "scontrol"
+        script.write_text(
+            f"#!{sys.executable}\nimport json, sys\nt = json.loads({json.dumps(json.dumps(table))})\n"
+            "k = ' '.join(sys.argv[1:])\nsys.stdout.write(t.get(k, ''))\nsys.exit(0 if k in t else 1)\n"
+        )
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    return SimpleNamespace(answers=scontrol_answers, run=fake_scontrol_run, install=install)

@@ -167,14 +167,6 @@ def launcher_env(nodes: tuple[str, ...]) -> dict[str, str]:
     }
 
 
-def _scontrol(nodes):
-    def run(cmd, **kwargs):
-        assert cmd[:3] == ["scontrol", "show", "hostnames"]
-        return subprocess.CompletedProcess(cmd, 0, stdout="\n".join(nodes) + "\n")
-
-    return run
-
-
 EXPECTED_SBATCH = {
     "qwen3_4b": (
         "sbatch --parsable --job-name RUN --output LOG --export=ALL --comment rule_train_verl "
@@ -193,21 +185,20 @@ EXPECTED_JOBSTEP = {
     # with no --gpus the step gets every GPU the job has there (SLURM's default for GRES).
     "qwen3_8b": f"srun -n1 --cpu-bind=q --cpus-per-task=96 --nodes=2 {JOB_EXEC}",
 }
-EXPECTED_RAY = {
-    "qwen3_4b": [],  # one node: verl starts its own local Ray
-    "qwen3_8b": [
-        (
-            "srun --nodes=1 --ntasks=1 --nodelist=gpu01 --overlap --cpus-per-task=96 "
-            "--gres=gpu:8 ray start --head --node-ip-address=10.1.0.1 --port=6379 --num-gpus=8 "
-            "--block"
-        ),
-        (
-            "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=gpu02 --overlap "
-            "--cpus-per-task=96 --gres=gpu:8 ray start --address=10.1.0.1:6379 --num-gpus=8 "
-            "--block"
-        ),
-    ],
-}
+def expected_ray(model: str, run_dir: Path) -> list[str]:
+    """Our Ray srun steps: each node whole (its CPUs and GPUs), Ray under our supervisor."""
+    if model == "qwen3_4b":
+        return []  # one node: verl starts its own local Ray
+    node = (
+        f"{sys.executable} -m pacs.verl_plugin.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
+    )
+    res = "--num-cpus=96 --num-gpus=8 --disable-usage-stats --block"
+    return [
+        "srun --nodes=1 --ntasks=1 --nodelist=gpu01 --overlap --cpus-per-task=96 --gres=gpu:8 "
+        f"{node} --head --node-ip-address=10.1.0.1 --port=6379 --include-dashboard=false {res}",
+        "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=gpu02 --overlap "
+        f"--cpus-per-task=96 --gres=gpu:8 {node} --address=10.1.0.1:6379 {res}",
+    ]
 
 
 @pytest.mark.parametrize("model", sorted(NODES))
@@ -227,15 +218,16 @@ def test_jobstep_srun_does_not_cap_the_gpus(model, train_resources, monkeypatch)
 
 
 @pytest.mark.parametrize("model", sorted(NODES))
-def test_ray_steps_span_the_allocation(model, monkeypatch):
+def test_ray_steps_span_the_allocation(model, scontrol, tmp_path):
     nodes = NODES[model]
-    alloc = slurm.read_allocation(launcher_env(nodes), run=_scontrol(nodes))
+    answers = scontrol.answers("4242", list(nodes), ",".join(nodes), {"gpu01": "gpu01"}, cpus=96)
+    alloc = slurm.read_allocation(launcher_env(nodes), run=scontrol.run(answers))
     assert (alloc.nnodes, alloc.gpus_per_node, alloc.cpus_per_node) == (len(nodes), 8, 96)
     if alloc.nnodes == 1:
-        assert EXPECTED_RAY[model] == []
+        assert expected_ray(model, tmp_path) == []
         return
-    cluster = slurm.RayCluster(alloc, resolve={"gpu01": "10.1.0.1"}.get)
-    assert [" ".join(c) for c in cluster.commands()] == EXPECTED_RAY[model]
+    cluster = slurm.RayCluster(alloc, tmp_path, resolve={"gpu01": "10.1.0.1"}.get)
+    assert [" ".join(c) for c in cluster.commands()] == expected_ray(model, tmp_path)
 
 
 def test_ray_steps_drop_the_launchers_step_variables_as_the_jobstep_does(
@@ -245,14 +237,18 @@ def test_ray_steps_drop_the_launchers_step_variables_as_the_jobstep_does(
     env = launcher_env(NODES["qwen3_8b"])
     _, jobstep_env = render_jobstep(train_resources["qwen3_8b"], env, monkeypatch)
     ours = slurm.ray_step_env({**os.environ, **env})
-    assert ours == jobstep_env
+    # ours adds Ray's auth mode, decided once for the nodes and their clients, and Ray's start-up
+    # deadlines (slurm.RAY_START_DEADLINES)
+    added = {"RAY_AUTH_MODE", *slurm.RAY_START_DEADLINES}
+    assert {k: v for k, v in ours.items() if k not in added} == jobstep_env
+    assert ours["RAY_AUTH_MODE"] in ("token", "disabled")
     for dropped in ("SLURM_NNODES", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK", "SLURM_NODELIST",
                     "SLURM_STEP_ID", "SLURM_CPU_BIND", "SRUN_DEBUG"):
         assert dropped not in ours, dropped
     assert ours["SLURM_JOB_ID"] == "4242" and ours["HF_HUB_OFFLINE"] == "1"
 
 
-def test_ray_cluster_starts_its_steps_with_the_cleaned_environment():
+def test_ray_cluster_starts_its_steps_with_the_cleaned_environment(tmp_path):
     started = []
 
     class Proc:
@@ -274,7 +270,8 @@ def test_ray_cluster_starts_its_steps_with_the_cleaned_environment():
     alloc = slurm.SlurmAllocation("4242", ("gpu01", "gpu02"), 8, 96)
     env = launcher_env(("gpu01", "gpu02"))
     with slurm.RayCluster(
-        alloc, resolve=lambda h: "10.1.0.1", popen=popen, count_nodes=lambda a: 2, env=env
+        alloc, tmp_path, resolve=lambda h: "10.1.0.1", popen=popen,
+        probe=lambda a: slurm.RayNodes((8.0, 8.0)), env=env, stop_grace_s=0.1,
     ):
         pass
     assert len(started) == 2

@@ -132,42 +132,33 @@ def test_multi_node_outside_slurm_needs_a_ray_address(tmp_path):
 # ------------------------------------------------------------------- SLURM allocation
 
 
-def _fake_scontrol(tmp_path: Path, hosts: list[str]) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "scontrol"
-    script.write_text(
-        "#!/bin/sh\n[ \"$1 $2\" = 'show hostnames' ] || exit 2\nprintf '%s\\n' "
-        + " ".join(hosts)
-        + "\n"
-    )
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return bin_dir
-
-
 @pytest.fixture
-def two_node_job(monkeypatch, tmp_path):
-    bin_dir = _fake_scontrol(tmp_path, ["gpu01", "gpu02"])
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+def two_node_job(monkeypatch, scontrol):
+    """Job 4242 on gpu01-gpu02 with 4 GPUs per node, as scontrol reports it (the launcher's own
+    step variables name its first node only)."""
+    scontrol.install(scontrol.answers("4242", ["gpu01", "gpu02"], "gpu[01-02]",
+                                      {"gpu01": "gpu01-ib"}, cpus=32, gpus=4))
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
-    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
-    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
-    monkeypatch.setenv("SLURM_GPUS_PER_NODE", "h100:4")
-    monkeypatch.setattr(slurm.socket, "gethostbyname", lambda host: {"gpu01": "10.1.0.1"}[host])
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu01")
+    monkeypatch.setenv("SLURM_NNODES", "1")
+    monkeypatch.setattr(slurm.socket, "gethostbyname", lambda host: {"gpu01-ib": "10.1.0.1"}[host])
 
 
-def test_read_allocation_from_slurm_env(two_node_job):
+def test_read_allocation_from_scontrol(two_node_job):
     alloc = slurm.read_allocation()
     assert alloc == slurm.SlurmAllocation(
-        job_id="4242", hostnames=("gpu01", "gpu02"), gpus_per_node=4
+        job_id="4242", hostnames=("gpu01", "gpu02"), gpus_per_node=4, cpus_per_node=32,
+        head_address="gpu01-ib",
     )
     assert alloc.head == "gpu01" and alloc.workers == ("gpu02",)
 
 
-def test_read_allocation_detects_inconsistent_node_count(two_node_job, monkeypatch):
-    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "3")
+def test_read_allocation_detects_inconsistent_node_count(scontrol, monkeypatch):
+    answers = scontrol.answers("4242", ["gpu01", "gpu02"], "gpu[01-02]", {"gpu01": "gpu01"})
+    key = ("show", "job", "-d", "-o", "4242")
+    answers[key] = answers[key].replace("NumNodes=2", "NumNodes=3")
     with pytest.raises(RuntimeError, match="expands to 2 hosts"):
-        slurm.read_allocation()
+        slurm.read_allocation({"SLURM_JOB_ID": "4242"}, run=scontrol.run(answers))
 
 
 def test_no_slurm_means_no_allocation():
@@ -193,34 +184,17 @@ def test_dry_run_inside_a_two_node_allocation(two_node_job, capsys, tmp_path, co
         "--out",
         tmp_path,
     )
+    ray_node = [sys.executable, "-m", "pacs.verl_plugin.ray_node",
+                f"--stop-file={tmp_path.resolve() / 'ray-stop-4242'}", "--", "start"]
+    node = ["--num-cpus=32", "--num-gpus=4", "--disable-usage-stats", "--block"]
     assert head == [
-        "srun",
-        "--nodes=1",
-        "--ntasks=1",
-        "--nodelist=gpu01",
-        "--overlap",
-        "--gres=gpu:4",
-        "ray",
-        "start",
-        "--head",
-        "--node-ip-address=10.1.0.1",
-        "--port=6379",
-        "--num-gpus=4",
-        "--block",
+        "srun", "--nodes=1", "--ntasks=1", "--nodelist=gpu01", "--overlap",
+        "--cpus-per-task=32", "--gres=gpu:4", *ray_node,
+        "--head", "--node-ip-address=10.1.0.1", "--port=6379", "--include-dashboard=false", *node,
     ]
     assert worker == [
-        "srun",
-        "--nodes=1",
-        "--ntasks=1",
-        "--ntasks-per-node=1",
-        "--nodelist=gpu02",
-        "--overlap",
-        "--gres=gpu:4",
-        "ray",
-        "start",
-        "--address=10.1.0.1:6379",
-        "--num-gpus=4",
-        "--block",
+        "srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=gpu02", "--overlap",
+        "--cpus-per-task=32", "--gres=gpu:4", *ray_node, "--address=10.1.0.1:6379", *node,
     ]
     c = compose(cmd[3:])
     assert (c.trainer.nnodes, c.trainer.n_gpus_per_node, c.ray_kwargs.ray_init.address) == (
@@ -272,36 +246,49 @@ def _alloc(n=2):
     return slurm.SlurmAllocation("1", tuple(f"n{i}" for i in range(n)), 8)
 
 
-def test_ray_cluster_starts_waits_and_tears_down():
-    spawner, counts = _Spawner(), iter([1, 2])
+def _nodes(*counts):
+    """probe(): the Ray cluster grows through ``counts`` nodes of 8 GPUs each."""
+    found = iter(counts)
+    last = [0]
+
+    def probe(address):
+        last[0] = next(found, last[0])
+        return slurm.RayNodes((8.0,) * last[0])
+
+    return probe
+
+
+def test_ray_cluster_starts_waits_and_tears_down(tmp_path):
+    spawner = _Spawner()
     with slurm.RayCluster(
         _alloc(),
+        tmp_path,
         resolve=lambda h: "10.0.0.1",
         popen=spawner,
-        count_nodes=lambda a: next(counts),
+        probe=_nodes(0, 1, 1, 2),
         poll_s=0.01,
+        stop_grace_s=0.1,
     ) as cluster:
         assert cluster.address == "10.0.0.1:6379"
-        ray_parts = [c[c.index("ray") : c.index("ray") + 3] for c in spawner.commands]
-        assert ray_parts == [
-            ["ray", "start", "--head"],
-            ["ray", "start", "--address=10.0.0.1:6379"],
-        ]
+        ray_parts = [c[c.index("--") + 1 : c.index("--") + 3] for c in spawner.commands]
+        assert ray_parts == [["start", "--head"], ["start", "--address=10.0.0.1:6379"]]
         assert all(p.poll() is None for p in spawner.procs)
     assert all(p.poll() is not None for p in spawner.procs)
 
 
-def test_ray_cluster_is_stopped_when_nodes_never_join():
+def test_ray_cluster_is_stopped_when_nodes_never_join(tmp_path):
     spawner = _Spawner()
     with (
-        pytest.raises(TimeoutError, match="1/2 Ray nodes"),
+        pytest.raises(RuntimeError, match="holds 1 node"),
         slurm.RayCluster(
             _alloc(),
+            tmp_path,
             resolve=lambda h: "10.0.0.1",
             popen=spawner,
-            count_nodes=lambda a: 1,
+            probe=_nodes(1),
             wait_s=0.05,
             poll_s=0.01,
+            stop_grace_s=0.1,
         ),
     ):
         pass
@@ -315,13 +302,15 @@ def test_supervise_stops_verl_and_cluster_on_sigterm(tmp_path):
         "-c",
         f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
     ]
-    spawner, counts = _Spawner(), iter([2])
+    spawner = _Spawner()
     cluster = slurm.RayCluster(
         _alloc(),
+        tmp_path,
         resolve=lambda h: "10.0.0.1",
         popen=spawner,
-        count_nodes=lambda a: next(counts),
+        probe=_nodes(2),
         poll_s=0.01,
+        stop_grace_s=0.1,
     )
 
     def send_term():

@@ -32,18 +32,24 @@ def device_env(device: str) -> dict[str, str]:
     return {PLATFORM_ENV: "cpu"} if device == "cpu" else {}
 
 
-def device_overrides(device: str, n_ranks: int) -> list[str]:
-    """Hydra overrides for ``verl.trainer.main_ppo`` on ``device`` with ``n_ranks`` training ranks."""
+def device_overrides(device: str, n_ranks: int, ray_address: str | None = None) -> list[str]:
+    """Hydra overrides for ``verl.trainer.main_ppo`` on ``device`` with ``n_ranks`` training ranks.
+
+    With ``ray_address`` (a running cluster) Ray's resources are the nodes' own (``ray start
+    --num-cpus/--num-gpus``): ray.init refuses num_cpus/num_gpus when it connects."""
     if device == "cuda":
         return []
     if device != "cpu":
         raise ValueError(f"device must be cuda or cpu here, got {device!r}")
-    items = {
-        "trainer.device": "cpu",
-        f"+ray_kwargs.ray_init.runtime_env.env_vars.{PLATFORM_ENV}": "cpu",
+    local_ray = {
         "ray_kwargs.ray_init.num_cpus": CPU_RAY_SLOTS_BASE + 3 * n_ranks,
         # verl's pool check counts Ray GPUs only: one logical slot per rank (no device behind it)
         "+ray_kwargs.ray_init.num_gpus": n_ranks,
+    }
+    items = {
+        "trainer.device": "cpu",
+        f"+ray_kwargs.ray_init.runtime_env.env_vars.{PLATFORM_ENV}": "cpu",
+        **({} if ray_address else local_ray),
         # no flash-attention and no torch.compile on CPU
         "++actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
         "actor_rollout_ref.model.use_remove_padding": "false",

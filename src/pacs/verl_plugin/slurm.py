@@ -1,14 +1,17 @@
 """Multi-node runs inside a SLURM allocation: read the allocation, run a Ray cluster across it.
 
-Inside ``sbatch``/``salloc`` with N nodes, the launcher (running on the first node) starts the Ray
-head there and one Ray worker per other node with ``srun``, points verl at the head
-(``ray_kwargs.ray_init.address``), sets ``trainer.nnodes`` / ``trainer.n_gpus_per_node`` from the
-allocation, and stops every process it started when training ends, fails, or the job is signalled.
-No verl import here.
+Inside ``sbatch``/``salloc`` with N nodes, the launcher (running on the first node) reads the
+job's real allocation from ``scontrol show job`` (its own step's ``SLURM_*`` variables describe
+that one-node step only), starts the Ray head there and one Ray node on every other node with
+``srun``, each under ``pacs.verl_plugin.ray_node`` (which stops its node's Ray processes on a stop
+file or a signal), checks that the cluster holds every node and GPU of the job before verl starts,
+points verl at the head (``ray_kwargs.ray_init.address``), and stops every Ray node when training
+ends, fails, or the job is signalled. No verl import here.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -18,13 +21,27 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 RAY_PORT = 6379
 NODE_WAIT_S = 300.0
-# SLURM variables a nested srun may inherit: the job's identity only (the same set the
-# snakemake-executor-plugin-slurm-jobstep keeps for its own srun).
+STOP_GRACE_S = 60.0
+PROBE_TIMEOUT_S = 90.0  # ray.init against a head that is not up yet can hang
+# Ray's own start-up deadlines, as RAY_<name> overrides of the raylet's config (read from the
+# environment by every Ray process a node starts). Ray 2.60's raylet exits when its dashboard
+# and runtime-env agents have not registered within agent_register_timeout_ms, and reaps
+# workers that take over worker_register_timeout_seconds (60 s): both happen on a loaded host
+# (Python imports of a cold environment, a 2-core CI machine). A longer deadline only delays
+# the error of a Ray that is really broken. A value already set in the environment wins.
+RAY_START_DEADLINES = {
+    "RAY_agent_register_timeout_ms": "300000",
+    "RAY_worker_register_timeout_seconds": "300",
+}
+# SLURM variables a nested srun may inherit: the job's identity (the set the
+# snakemake-executor-plugin-slurm-jobstep keeps for its own srun) and where the cluster's
+# configuration is (without it srun fails on clusters that rely on SLURM_CONF).
 KEEP_SLURM_VARS = frozenset(
     {
         "SLURM_JOB_ID",
@@ -37,8 +54,12 @@ KEEP_SLURM_VARS = frozenset(
         "SLURM_CLUSTER_NAME",
         "SLURM_SUBMIT_DIR",
         "SLURM_SUBMIT_HOST",
+        "SLURM_CONF",
+        "SLURM_CONF_SERVER",
     }
 )
+
+Runner = Callable[..., subprocess.CompletedProcess]
 
 
 @dataclass(frozen=True)
@@ -46,7 +67,8 @@ class SlurmAllocation:
     job_id: str
     hostnames: tuple[str, ...]
     gpus_per_node: int
-    cpus_per_node: int | None = None  # CPUs of the launcher's step (SLURM_CPUS_ON_NODE)
+    cpus_per_node: int | None = None  # the job's CPUs on each node
+    head_address: str | None = None  # the head node's NodeAddr, as Slurm reaches it
 
     @property
     def nnodes(self) -> int:
@@ -61,64 +83,117 @@ class SlurmAllocation:
         return self.hostnames[1:]
 
 
+# ---------------------------------------------------------------------------- allocation
+
+
 def parse_gpu_count(value: str) -> int:
-    """GPUs per node from SLURM's spellings: "4", "h100:4", "gpu:h100:4", "gpu:4(IDX:0-3)"."""
+    """GPUs per node from SLURM's spellings: "4", "h100:4", "gpu:h200:2", "gpu:h200:8(IDX:0-7)"."""
     match = re.search(r"(\d+)(?:\(.*\))?\s*$", value.strip())
     if not match:
         raise ValueError(f"cannot read a GPU count from {value!r}")
     return int(match.group(1))
 
 
-def expand_hostnames(
-    nodelist: str, run: Callable[..., subprocess.CompletedProcess] = subprocess.run
-) -> list[str]:
+def count_ids(ranges: str) -> int:
+    """How many ids a SLURM id list names: "0-15" -> 16, "0,2,4-7" -> 6."""
+    total = 0
+    for part in ranges.split(","):
+        low, _, high = part.partition("-")
+        total += int(high or low) - int(low) + 1
+    return total
+
+
+def _scontrol(args: list[str], run: Runner) -> str:
+    result = run(["scontrol", *args], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"scontrol {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def record_fields(record: str) -> dict[str, str]:
+    """``key=value`` fields of one ``scontrol ... -o`` record (the first of repeated keys)."""
+    fields: dict[str, str] = {}
+    for key, value in re.findall(r"(?:^|\s)([\w/:.]+)=(\S*)", record):
+        fields.setdefault(key, value)
+    return fields
+
+
+def expand_hostnames(nodelist: str, run: Runner = subprocess.run) -> list[str]:
     """``scontrol show hostnames NODELIST`` (expands "gpu[01-03,07]" etc.)."""
-    result = run(
-        ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, check=True
-    )
-    hosts = [line.strip() for line in result.stdout.splitlines() if line.strip()]
-    if not hosts:
+    hosts = [h.strip() for h in _scontrol(["show", "hostnames", nodelist], run).splitlines()]
+    if not any(hosts):
         raise RuntimeError(f"scontrol returned no hostnames for {nodelist!r}")
-    return hosts
+    return [h for h in hosts if h]
 
 
-def _gpus_per_node(env: Mapping[str, str]) -> int:
-    for key in ("SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"):
-        if env.get(key):
-            return parse_gpu_count(env[key])
-    if env.get("SLURM_JOB_GPUS"):  # comma-separated GPU indices on this node
-        return len([g for g in env["SLURM_JOB_GPUS"].split(",") if g.strip()])
-    raise RuntimeError(
-        "the SLURM allocation does not say how many GPUs each node has (SLURM_GPUS_ON_NODE, "
-        "SLURM_GPUS_PER_NODE); request GPUs with --gpus-per-node or pass --gpus-per-node"
-    )
+def _per_node(record: str, job_id: str) -> tuple[int, int]:
+    """(CPUs, GPUs) the job holds on each node, from the ``-d`` groups "Nodes=.. CPU_IDs=..
+    Mem=.. GRES=..". Refuses uneven nodes: verl lays ranks out as nnodes x n_gpus_per_node."""
+    groups = re.findall(r"\sNodes=(\S+) CPU_IDs=(\S+) Mem=\S+ GRES=(\S*)", record)
+    if not groups:
+        raise RuntimeError(f"scontrol show job -d {job_id} lists no per-node allocation")
+    shapes = {
+        (count_ids(cpus), parse_gpu_count(gres) if "gpu" in gres else 0)
+        for _nodes, cpus, gres in groups
+    }
+    if len(shapes) > 1:
+        raise RuntimeError(f"job {job_id} holds different CPUs/GPUs on its nodes: {groups}")
+    cpus, gpus = shapes.pop()
+    if gpus == 0:
+        raise RuntimeError(
+            f"job {job_id} holds no GPU (scontrol show job -d: {groups}); request them per node, "
+            "e.g. sbatch --gres=gpu:8"
+        )
+    return cpus, gpus
+
+
+def node_address(node: str, run: Runner = subprocess.run) -> str:
+    """The node's ``NodeAddr`` (how Slurm itself reaches it; a NodeName need not resolve)."""
+    fields = record_fields(_scontrol(["show", "node", "-o", node], run))
+    if not fields.get("NodeAddr"):
+        raise RuntimeError(f"scontrol show node {node} gives no NodeAddr")
+    return fields["NodeAddr"]
 
 
 def read_allocation(
-    env: Mapping[str, str] | None = None,
-    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+    env: Mapping[str, str] | None = None, run: Runner = subprocess.run
 ) -> SlurmAllocation | None:
-    """The current allocation, or None outside SLURM. Raises when the variables disagree."""
+    """The job's allocation as slurmctld holds it, or None outside SLURM.
+
+    Not from the environment: inside the jobstep's ``srun -n1 --nodes=N`` step srun shrinks the
+    step to one node and SLURM_JOB_NODELIST / SLURM_NNODES then name that node only.
+    """
     env = os.environ if env is None else env
     job_id = env.get("SLURM_JOB_ID")
     if not job_id:
         return None
-    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
-    if not nodelist:
-        raise RuntimeError("SLURM_JOB_ID is set but SLURM_JOB_NODELIST is not")
-    hosts = expand_hostnames(nodelist, run=run)
-    declared = env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES")
-    if declared and int(declared) != len(hosts):
+    record = _scontrol(["show", "job", "-d", "-o", job_id], run)
+    fields = record_fields(record)
+    hosts = expand_hostnames(fields["NodeList"], run=run)
+    if int(fields["NumNodes"]) != len(hosts):
         raise RuntimeError(
-            f"SLURM_JOB_NUM_NODES={declared} but the nodelist expands to {len(hosts)} hosts: {hosts}"
+            f"job {job_id}: NumNodes={fields['NumNodes']} but NodeList={fields['NodeList']} "
+            f"expands to {len(hosts)} hosts"
         )
-    cpus = env.get("SLURM_CPUS_ON_NODE")
+    cpus, gpus = _per_node(record, job_id)
     return SlurmAllocation(
         job_id=job_id,
         hostnames=tuple(hosts),
-        gpus_per_node=_gpus_per_node(env),
-        cpus_per_node=int(cpus) if cpus and cpus.isdigit() else None,
+        gpus_per_node=gpus,
+        cpus_per_node=cpus,
+        head_address=node_address(hosts[0], run=run),
     )
+
+
+# ---------------------------------------------------------------------------- environment
+
+
+def without_rocr(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` minus ROCR_VISIBLE_DEVICES where CUDA_VISIBLE_DEVICES is set: Slurm sets both
+    (gres.conf without Flags=nvidia_gpu_env) and verl's workers refuse to start with both."""
+    if env.get("CUDA_VISIBLE_DEVICES"):
+        return {k: v for k, v in env.items() if k != "ROCR_VISIBLE_DEVICES"}
+    return dict(env)
 
 
 def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -126,17 +201,53 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
     The launcher runs inside the jobstep's ``srun -n1 --nodes=...`` step, whose SLURM_NTASKS,
     SLURM_NNODES, SLURM_CPUS_PER_TASK, SLURM_GPUS... srun would read as defaults for our steps
-    (one node, one task) and override what we ask for. Only the job's identity is kept.
+    (one node, one task) and override what we ask for. The job's identity and SLURM_CONF are kept.
     """
     env = os.environ if env is None else env
-    return {
-        key: value
-        for key, value in env.items()
-        if not (
-            (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
-            or key.startswith(("SRUN_", "SBATCH_"))
-        )
-    }
+    return with_ray_start_deadlines(with_ray_auth_mode(without_rocr(
+        {
+            key: value
+            for key, value in env.items()
+            if not (
+                (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
+                or key.startswith(("SRUN_", "SBATCH_"))
+            )
+        }
+    )))
+
+
+def with_ray_start_deadlines(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with Ray's start-up deadlines raised (``RAY_START_DEADLINES``) where not set."""
+    return {**RAY_START_DEADLINES, **env}
+
+
+def with_ray_auth_mode(env: Mapping[str, str], home: Path | None = None) -> dict[str, str]:
+    """``env`` with RAY_AUTH_MODE decided once, for our Ray nodes and every client of them alike.
+
+    Ray 2.60 turns token authentication on for ``ray start`` when ~/.ray/auth_token exists and
+    RAY_AUTH_MODE is unset, but a client connecting with ``ray.init(address=...)`` then stays
+    'disabled' and is refused (InvalidAuthToken). An explicit RAY_AUTH_MODE is kept."""
+    out = dict(env)
+    if not out.get("RAY_AUTH_MODE"):
+        token = out.get("RAY_AUTH_TOKEN") or out.get("RAY_AUTH_TOKEN_PATH") or (
+            (home or Path.home()) / ".ray" / "auth_token"
+        ).is_file()
+        out["RAY_AUTH_MODE"] = "token" if token else "disabled"
+    return out
+
+
+def verl_env(env: Mapping[str, str], multi_node: bool) -> dict[str, str]:
+    """verl's environment: one node starts its own local Ray (RAY_ADDRESS=local), never a
+    cluster a killed job left in /tmp/ray/ray_current_cluster (a plain ray.init() would attach
+    to that dead address and hang); several nodes get the address as an override."""
+    out = with_ray_start_deadlines(without_rocr(env))  # a local Ray starts its own raylet
+    if not multi_node:
+        out["RAY_ADDRESS"] = "local"
+        return out
+    return with_ray_auth_mode(out)
+
+
+# ---------------------------------------------------------------------------- Ray steps
 
 
 def _step_resources(alloc: SlurmAllocation) -> list[str]:
@@ -146,8 +257,29 @@ def _step_resources(alloc: SlurmAllocation) -> list[str]:
     return [*cpus, f"--gres=gpu:{alloc.gpus_per_node}"]
 
 
-def ray_head_command(alloc: SlurmAllocation, head_ip: str, port: int = RAY_PORT) -> list[str]:
-    """srun step that runs the Ray head on the first node, in the foreground (``--block``)."""
+def _ray_node(alloc: SlurmAllocation, stop_file: Path, ray_args: list[str]) -> list[str]:
+    """``ray start --block`` under our supervisor, with the node's CPUs and GPUs as Ray's
+    logical resources (Ray would count the whole machine's CPUs)."""
+    cpus = [f"--num-cpus={alloc.cpus_per_node}"] if alloc.cpus_per_node else []
+    return [
+        sys.executable,
+        "-m",
+        "pacs.verl_plugin.ray_node",
+        f"--stop-file={stop_file}",
+        "--",
+        "start",
+        *ray_args,
+        *cpus,
+        f"--num-gpus={alloc.gpus_per_node}",
+        "--disable-usage-stats",
+        "--block",
+    ]
+
+
+def ray_head_command(
+    alloc: SlurmAllocation, head_ip: str, stop_file: Path, port: int = RAY_PORT
+) -> list[str]:
+    """srun step that runs the Ray head on the first node."""
     return [
         "srun",
         "--nodes=1",
@@ -155,20 +287,18 @@ def ray_head_command(alloc: SlurmAllocation, head_ip: str, port: int = RAY_PORT)
         f"--nodelist={alloc.head}",
         "--overlap",
         *_step_resources(alloc),
-        "ray",
-        "start",
-        "--head",
-        f"--node-ip-address={head_ip}",
-        f"--port={port}",
-        f"--num-gpus={alloc.gpus_per_node}",
-        "--block",
+        *_ray_node(
+            alloc,
+            stop_file,
+            ["--head", f"--node-ip-address={head_ip}", f"--port={port}", "--include-dashboard=false"],
+        ),
     ]
 
 
 def ray_worker_command(
-    alloc: SlurmAllocation, head_ip: str, port: int = RAY_PORT
+    alloc: SlurmAllocation, head_ip: str, stop_file: Path, port: int = RAY_PORT
 ) -> list[str] | None:
-    """srun step that runs one Ray worker on each other node; None for a single node."""
+    """srun step that runs one Ray node on each other node; None for a single node."""
     if not alloc.workers:
         return None
     count = len(alloc.workers)
@@ -180,52 +310,83 @@ def ray_worker_command(
         f"--nodelist={','.join(alloc.workers)}",
         "--overlap",
         *_step_resources(alloc),
-        "ray",
-        "start",
-        f"--address={head_ip}:{port}",
-        f"--num-gpus={alloc.gpus_per_node}",
-        "--block",
+        *_ray_node(alloc, stop_file, [f"--address={head_ip}:{port}"]),
     ]
 
 
-def count_alive_nodes(address: str) -> int:
-    """Alive nodes of the Ray cluster at ``address``, asked from a separate interpreter so the
-    launcher itself never joins the cluster."""
-    code = "import ray; ray.init(address=%r, logging_level='ERROR'); print(sum(n['Alive'] for n in ray.nodes()))"
-    result = subprocess.run(
-        [sys.executable, "-c", code % address],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if result.returncode != 0:
-        return 0
+# ---------------------------------------------------------------------------- cluster check
+
+
+@dataclass(frozen=True)
+class RayNodes:
+    """What the Ray cluster holds: alive nodes and the GPUs each of them offers."""
+
+    gpus: tuple[float, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.gpus)
+
+
+PROBE = (
+    "import json, ray; ray.init(address=%r, logging_level='ERROR'); "
+    "print(json.dumps([n['Resources'].get('GPU', 0) for n in ray.nodes() if n['Alive']]))"
+)
+
+
+def probe_ray_nodes(address: str) -> RayNodes:
+    """The alive nodes at ``address``, asked from a separate interpreter so the launcher itself
+    never joins the cluster; no node when the head does not answer yet."""
     try:
-        return int(result.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return 0
+        result = subprocess.run(
+            [sys.executable, "-c", PROBE % address],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+            env=with_ray_auth_mode({k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}),
+        )
+        return RayNodes(tuple(json.loads(result.stdout.strip().splitlines()[-1])))
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return RayNodes(())
+
+
+def check_ray_nodes(found: RayNodes, alloc: SlurmAllocation) -> None:
+    """Refuse to train on less than the job holds: every node, each with all its GPUs."""
+    short = [g for g in found.gpus if g < alloc.gpus_per_node]
+    if found.count < alloc.nnodes or short:
+        raise RuntimeError(
+            f"the Ray cluster holds {found.count} node(s) with GPUs {list(found.gpus)}, but job "
+            f"{alloc.job_id} has {alloc.nnodes} nodes ({', '.join(alloc.hostnames)}) with "
+            f"{alloc.gpus_per_node} GPUs each; refusing to train on part of the allocation"
+        )
 
 
 class RayCluster:
-    """Context manager: start the Ray head and workers with srun, wait for all nodes, stop them
-    on exit (normal end, exception, or a signal turned into an exception by the launcher)."""
+    """Context manager: start the Ray head and nodes with srun, wait for all nodes and check
+    their GPUs, stop them on exit (normal end, exception, or a signal turned into an exception
+    by the launcher): a stop file every node's supervisor watches, then the srun steps."""
 
     def __init__(
         self,
         alloc: SlurmAllocation,
+        run_dir: Path,
         port: int = RAY_PORT,
         resolve: Callable[[str], str] | None = None,
         popen: Callable[..., subprocess.Popen] = subprocess.Popen,
-        count_nodes: Callable[[str], int] = count_alive_nodes,
+        probe: Callable[[str], RayNodes] = probe_ray_nodes,
         wait_s: float = NODE_WAIT_S,
         poll_s: float = 5.0,
         env: Mapping[str, str] | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
     ):
         self.alloc, self.port = alloc, port
-        self.head_ip = (resolve or socket.gethostbyname)(alloc.head)  # Ray wants the head's IP
-        self._popen, self._count_nodes = popen, count_nodes
-        self.wait_s, self.poll_s = wait_s, poll_s
+        # Ray wants an IP: the head's NodeAddr, resolved (it may be a name or already an IP)
+        self.head_ip = (resolve or socket.gethostbyname)(alloc.head_address or alloc.head)
+        # On the run folder, which every node sees (Snakemake needs a shared file system anyway)
+        self.stop_file = Path(run_dir) / f"ray-stop-{alloc.job_id}"
+        self._popen, self._probe = popen, probe
+        self.wait_s, self.poll_s, self.stop_grace_s = wait_s, poll_s, stop_grace_s
         self.procs: list[subprocess.Popen] = []
         self.step_env = ray_step_env(env)
 
@@ -234,16 +395,22 @@ class RayCluster:
         return f"{self.head_ip}:{self.port}"
 
     def commands(self) -> list[list[str]]:
-        cmds = [ray_head_command(self.alloc, self.head_ip, self.port)]
-        worker = ray_worker_command(self.alloc, self.head_ip, self.port)
+        cmds = [ray_head_command(self.alloc, self.head_ip, self.stop_file, self.port)]
+        worker = ray_worker_command(self.alloc, self.head_ip, self.stop_file, self.port)
         return cmds + ([worker] if worker else [])
 
     def __enter__(self) -> RayCluster:  # noqa: PYI034 (typing.Self needs Python 3.11)
+        self.stop_file.unlink(missing_ok=True)
         try:
-            for cmd in self.commands():
-                logger.info("starting: %s", " ".join(cmd))
-                self.procs.append(self._popen(cmd, env=self.step_env))
-            self._wait_for_nodes()
+            # The head first: nodes started together with it race its start-up, and on a busy
+            # host a raylet that waits too long for its agents gives up.
+            head, *workers = self.commands()
+            self._start(head)
+            if self._wait_for_nodes(1).count < 1:
+                raise TimeoutError(f"the Ray head at {self.address} did not answer in {self.wait_s:.0f} s")
+            for cmd in workers:
+                self._start(cmd)
+            check_ray_nodes(self._wait_for_nodes(self.alloc.nnodes), self.alloc)
         except BaseException:
             self.stop()
             raise
@@ -252,34 +419,44 @@ class RayCluster:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _wait_for_nodes(self) -> None:
+    def _start(self, cmd: list[str]) -> None:
+        logger.info("starting: %s", " ".join(cmd))
+        self.procs.append(self._popen(cmd, env=self.step_env))
+
+    def _wait_for_nodes(self, want: int) -> RayNodes:
+        """The cluster once ``want`` nodes are alive, or as it is at the deadline."""
         deadline = time.monotonic() + self.wait_s
         while True:
             dead = [p for p in self.procs if p.poll() is not None]
             if dead:
                 raise RuntimeError(f"a Ray srun step exited early with code {dead[0].returncode}")
-            alive = self._count_nodes(self.address)
-            if alive >= self.alloc.nnodes:
+            found = self._probe(self.address)
+            if found.count >= want or time.monotonic() > deadline:
                 logger.info(
-                    "Ray cluster at %s has %d/%d nodes", self.address, alive, self.alloc.nnodes
+                    "Ray cluster at %s: %d/%d nodes, GPUs %s",
+                    self.address, found.count, self.alloc.nnodes, list(found.gpus),
                 )
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"only {alive}/{self.alloc.nnodes} Ray nodes joined within {self.wait_s:.0f} s"
-                )
+                return found
             time.sleep(self.poll_s)
 
-    def stop(self, grace_s: float = 30.0) -> None:
-        """Terminate the srun steps we started (srun forwards the signal to ``ray start --block``,
-        which stops its node), then kill any that do not exit in time."""
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in reversed(self.procs):
+    def stop(self) -> None:
+        """Every node's supervisor stops its Ray processes when the stop file appears (srun
+        does not pass SIGTERM on to its tasks reliably); srun steps still alive after the
+        grace period are terminated, then killed."""
+        if self.procs:
+            self.stop_file.parent.mkdir(parents=True, exist_ok=True)
+            self.stop_file.touch()
+        deadline = time.monotonic() + self.stop_grace_s
+        for proc in self.procs:
             try:
-                proc.wait(timeout=grace_s)
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
         self.procs.clear()
+        self.stop_file.unlink(missing_ok=True)

@@ -40,7 +40,7 @@ from pacs.verl_plugin.devices import DEVICES, device_env, device_overrides, reso
 from pacs.verl_plugin.logs import next_attempt_path
 from pacs.verl_plugin.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
 from pacs.verl_plugin.resume import must_restart, run_fingerprint, set_aside, write_fingerprint
-from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation
+from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 
 logger = logging.getLogger("pacs.verl_plugin.train")
 
@@ -302,6 +302,7 @@ class Launch:
     device: str
     log_path: Path
     overrides: list[str]
+    ray_address: str | None  # a running multi-node Ray cluster; None: verl starts its own
 
     @property
     def command(self) -> list[str]:
@@ -339,7 +340,9 @@ def plan(args: argparse.Namespace) -> Launch:
     alloc = read_allocation()
     shape = cluster_shape(args, profile.models[model], alloc)
     cluster = (
-        RayCluster(alloc, port=args.ray_port) if alloc is not None and alloc.nnodes > 1 else None
+        RayCluster(alloc, out_dir, port=args.ray_port)
+        if alloc is not None and alloc.nnodes > 1
+        else None
     )
     if cluster is not None:
         shape = ClusterShape(shape.nnodes, shape.gpus_per_node, ray_address=cluster.address)
@@ -347,10 +350,12 @@ def plan(args: argparse.Namespace) -> Launch:
     device = resolve_device(args.device)
     overrides = (
         build_overrides(profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
-        + device_overrides(device, shape.nnodes * shape.gpus_per_node)
+        + device_overrides(device, shape.nnodes * shape.gpus_per_node, shape.ray_address)
         + list(args.extra)
     )
-    return Launch(profile, run, model, seed, paths, cluster, device, log_path, overrides)
+    return Launch(
+        profile, run, model, seed, paths, cluster, device, log_path, overrides, shape.ray_address
+    )
 
 
 def resume_or_restart(launch: Launch, args: argparse.Namespace) -> int | None:
@@ -404,7 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps({"command": cmd, "resumed_from_step": step}, indent=2) + "\n"
     )
     started = time.time()
-    env = {**child_env(launch.log_path), **device_env(launch.device)}
+    env = verl_env(
+        {**child_env(launch.log_path), **device_env(launch.device)},
+        launch.ray_address is not None,
+    )
     code = supervise(cmd, env, launch.cluster)
     if code != 0:
         logger.error(

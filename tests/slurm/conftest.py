@@ -1,0 +1,125 @@
+"""A real SLURM cluster on this machine for the tests in this folder (tools/local_slurm.sh):
+one slurmctld, nodes n1 and n2 (96 CPUs, 8 fake H200 GPUs each), no accounting. Needs root and
+Debian's slurm-wlm + munge, which it installs with apt-get when they are missing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "tools" / "local_slurm.sh"
+BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "squeue")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slurm: runs jobs on a real local SLURM cluster (root; installs slurm-wlm); "
+        "deselect with -m 'not slurm'"
+    )
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.slurm)
+
+
+def etc_digest() -> dict[str, str]:
+    """Every regular file under /etc with its content hash (symlinks by their target)."""
+    out = {}
+    for root, _dirs, files in os.walk("/etc"):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                if os.path.islink(path):
+                    out[path] = "-> " + os.readlink(path)
+                else:
+                    out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except OSError:
+                out[path] = "unreadable"
+    return out
+
+
+def _host_problem() -> str | None:
+    """Why this machine cannot host the cluster, or None; installs the packages when it can."""
+    if not sys.platform.startswith("linux"):
+        return "a local SLURM cluster needs Linux"
+    if os.geteuid() != 0:
+        return "a local SLURM cluster needs root (slurmd starts job steps as the submitting user)"
+    if all(shutil.which(b) for b in BINARIES):
+        return None
+    if not shutil.which("apt-get"):
+        return f"slurm-wlm/munge are not installed and there is no apt-get to install them ({BINARIES})"
+    result = subprocess.run(["bash", str(SCRIPT), "install"], capture_output=True, text=True,
+                            timeout=900, check=False)
+    if result.returncode != 0:
+        pytest.fail(f"tools/local_slurm.sh install failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    return None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """SLURM_CONF of a running two-node cluster; afterwards: its processes gone, /etc unchanged."""
+    problem = _host_problem()
+    if problem:
+        pytest.skip(problem)
+    etc_before = etc_digest()
+    # A short path: munged's socket path must fit a unix socket name.
+    cluster_dir = Path(subprocess.check_output(["mktemp", "-d", "/tmp/pacs-slurm.XXXX"], text=True).strip())
+    up = subprocess.run(["bash", str(SCRIPT), "up", str(cluster_dir)], capture_output=True,
+                        text=True, timeout=180, check=False)
+    if up.returncode != 0:
+        logs = "".join(f"\n--- {p}\n{p.read_text()[-1500:]}" for p in sorted((cluster_dir / "log").glob("*")))
+        subprocess.run(["bash", str(SCRIPT), "down", str(cluster_dir)], check=False, timeout=180)
+        pytest.fail(f"tools/local_slurm.sh up failed:\n{up.stderr[-2000:]}{logs}")
+    yield {"SLURM_CONF": str(cluster_dir / "etc" / "slurm.conf"), "dir": cluster_dir}
+    subprocess.run(["bash", str(SCRIPT), "down", str(cluster_dir)], check=True, timeout=300)
+    marked = [p for p in os.listdir("/proc") if p.isdigit() and _marked(p, cluster_dir)]
+    assert not marked, f"cluster processes left after down: {marked}"
+    changed = {k for k in etc_before.keys() | etc_digest().keys()
+               if etc_before.get(k) != etc_digest().get(k)}
+    assert not changed, f"/etc changed while the cluster ran: {sorted(changed)}"
+    shutil.rmtree(cluster_dir, ignore_errors=True)
+
+
+def _marked(pid: str, cluster_dir: Path) -> bool:
+    try:
+        return f"PACS_LOCAL_SLURM={cluster_dir}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def slurm_env(slurm_cluster) -> dict[str, str]:
+    """The environment to submit with: the cluster's SLURM_CONF, this venv first on PATH, no
+    SLURM_* of any outer job, the hub off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SRUN_", "SBATCH_"))}
+    env.update(
+        SLURM_CONF=slurm_cluster["SLURM_CONF"],
+        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def slurm_jobs(slurm_env):
+    """() -> every job slurmctld still knows (MinJobAge=600 keeps finished ones): id, state,
+    comment (the SLURM executor puts the rule's name there), node count."""
+
+    def jobs() -> list[dict[str, str]]:
+        out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%T|%k|%D"], env=slurm_env,
+                             capture_output=True, text=True, check=True).stdout
+        rows = [line.split("|") for line in out.splitlines() if line.strip()]
+        return [{"id": r[0], "state": r[1], "comment": r[2], "nodes": r[3]} for r in rows]
+
+    return jobs
