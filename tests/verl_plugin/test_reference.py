@@ -274,6 +274,8 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
     """Registered as "pacs_sync", it must still get verl's *sync* replay buffer and data path."""
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
+    from pacs.verl_plugin.trainer import GroupRefillReplayBuffer
+
     from pacs.config import load_config, parse_profile
     from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
     from pacs.verl_plugin.trainer import PACSTrainerSync
@@ -290,8 +292,10 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
     assert c.trainer.v1.trainer_mode == "pacs_sync"
     trainer = PACSTrainerSync(c)
     assert trainer.trainer_mode == "sync"
-    assert type(trainer.replay_buffer) is ReplayBuffer and not isinstance(
+    # verl's sync buffer, specialised only to refill partly failed groups (GroupRefillReplayBuffer).
+    assert isinstance(trainer.replay_buffer, ReplayBuffer) and not isinstance(
         trainer.replay_buffer, ReplayBufferAsync
     )
+    assert type(trainer.replay_buffer) is GroupRefillReplayBuffer
     assert trainer.use_reference_policy is needs_ref
     assert trainer.group_size == 8 and trainer.parameter_sync_step == 1
