@@ -28,11 +28,10 @@ from typing import Any
 
 from pacs import PROMPT_SUFFIX
 from pacs.data.files import write_with_manifest
-from pacs.data.synthetic import NAMES, OBJECTS, SPLITS
+from pacs.data.synthetic import NAMES, OBJECTS, fill_splits
 from pacs.io import write_jsonl
 
 DEFAULT_KNOBS = {"min_terms": 3, "max_terms": 3, "max_operand": 50}
-_FILL_ORDER = ("test", "train", "sft")
 CONTAINERS = ("bags", "boxes", "jars")
 _EQUATION = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
@@ -113,38 +112,12 @@ def parse_path(response: str, quantities: list[int]) -> tuple[int, ...] | None:
     return tuple(path)
 
 
-def _fill_split(split: str, seed: int, n: int, seen: set[str], knobs: dict) -> list[dict]:
-    rng = random.Random(f"pacs-paths:{seed}:{split}")
-    rows: list[dict[str, Any]] = []
-    max_attempts = 50 * n + 1000
-    for _ in range(max_attempts):
-        if len(rows) == n:
-            break
-        row = make_problem(rng, **knobs)
-        if row["problem"] in seen:
-            continue
-        seen.add(row["problem"])
-        row["problem_id"] = f"synthetic/{split}/{len(rows)}"
-        rows.append(row)
-    if len(rows) < n:
-        raise ValueError(
-            f"paths task split {split!r}: only {len(rows)} of {n} distinct problems after "
-            f"{max_attempts} draws with {knobs}; raise max_operand or ask for fewer rows"
-        )
-    return rows
-
-
 def make_splits(seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int) -> dict:
     """Splits ``{"sft", "train", "test"}``, disjoint by problem text, deterministic in ``seed``."""
     knobs = {**DEFAULT_KNOBS, **knobs}
     _check_knobs(**knobs)
     sizes = {"sft": n_sft, "train": n_train, "test": n_test}
-    for split, n in sizes.items():
-        if n < 0:
-            raise ValueError(f"n_{split} must be >= 0, got {n}")
-    seen: set[str] = set()
-    filled = {split: _fill_split(split, seed, sizes[split], seen, knobs) for split in _FILL_ORDER}
-    return {split: filled[split] for split in SPLITS}
+    return fill_splits(make_problem, "pacs-paths", seed, sizes, knobs)
 
 
 def write_splits(

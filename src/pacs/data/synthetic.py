@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,15 +142,15 @@ def make_problem(
 
 
 def _fill_split(
-    split: str, seed: int, n: int, seen: set[str], knobs: dict[str, int]
+    make: Callable[..., dict[str, Any]], rng_key: str, split: str, n: int, seen: set[str], knobs: dict
 ) -> list[dict[str, Any]]:
-    rng = random.Random(f"pacs-synthetic:{seed}:{split}")
+    rng = random.Random(rng_key)
     rows: list[dict[str, Any]] = []
     max_attempts = 50 * n + 1000
     for _ in range(max_attempts):
         if len(rows) == n:
             break
-        row = make_problem(rng, **knobs)
+        row = make(rng, **knobs)
         if row["problem"] in seen:
             continue
         seen.add(row["problem"])
@@ -157,11 +158,27 @@ def _fill_split(
         rows.append(row)
     if len(rows) < n:
         raise ValueError(
-            f"synthetic split {split!r}: only {len(rows)} of {n} distinct problems after "
-            f"{max_attempts} draws with {knobs}; raise max_operand or max_steps, "
-            "or ask for fewer rows"
+            f"{rng_key.split(':')[0]} split {split!r}: only {len(rows)} of {n} distinct problems "
+            f"after {max_attempts} draws with {knobs}; raise max_operand, or ask for fewer rows"
         )
     return rows
+
+
+def fill_splits(
+    make: Callable[..., dict[str, Any]], family: str, seed: int, sizes: dict[str, int], knobs: dict
+) -> dict[str, list[dict[str, Any]]]:
+    """Splits ``sizes`` (split -> rows) of problems ``make(rng, **knobs)``, disjoint by problem
+    text, deterministic in ``seed``; ``family`` keys each split's RNG (``family:seed:split``).
+    The test split is drawn first, so it does not depend on the sizes of the others."""
+    for split, n in sizes.items():
+        if n < 0:
+            raise ValueError(f"n_{split} must be >= 0, got {n}")
+    seen: set[str] = set()
+    filled = {
+        split: _fill_split(make, f"{family}:{seed}:{split}", split, sizes[split], seen, knobs)
+        for split in _FILL_ORDER
+    }
+    return {split: filled[split] for split in SPLITS}
 
 
 def make_splits(
@@ -175,14 +192,9 @@ def make_splits(
 ) -> dict[str, list[dict[str, Any]]]:
     """Splits ``{"sft", "train", "test"}``, disjoint by problem text, deterministic in ``seed``."""
     _check_knobs(min_steps, max_steps, max_operand)
-    sizes = {"sft": n_sft, "train": n_train, "test": n_test}
-    for split, n in sizes.items():
-        if n < 0:
-            raise ValueError(f"n_{split} must be >= 0, got {n}")
     knobs = {"min_steps": min_steps, "max_steps": max_steps, "max_operand": max_operand}
-    seen: set[str] = set()
-    filled = {split: _fill_split(split, seed, sizes[split], seen, knobs) for split in _FILL_ORDER}
-    return {split: filled[split] for split in SPLITS}
+    sizes = {"sft": n_sft, "train": n_train, "test": n_test}
+    return fill_splits(make_problem, "pacs-synthetic", seed, sizes, knobs)
 
 
 def write_splits(
