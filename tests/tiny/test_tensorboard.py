@@ -37,9 +37,9 @@ def test_event_files_carry_the_stated_names_and_values(config_file, train_args, 
     assert [s for s, _ in logged["eval/pass_at_1"]] == [0, 2, 3] == [r["step"] for r in curve]
 
 
-def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
-    """Crash after step 3 with the last checkpoint at step 2: step 3 is redone, and TensorBoard
-    shows the redone value only (the folder is written again from the checkpoint's rows)."""
+def _crash_at_3_then_resume(config_file, train_args, tmp_path) -> dict:
+    """A 4-step GRPO run stopped after step 3 (checkpoint at 2), then resumed; its scalars, after
+    checking that the loss shows each step once, with the values of metrics.jsonl."""
     out = tmp_path / "run"
     config = config_file(steps=4, save_every=2, eval_every=0)
     main(train_args(config, out, "grpo", 0, "--stop-after", 3))
@@ -50,6 +50,13 @@ def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
     assert [v for _, v in logged["train/loss"]] == pytest.approx(
         [r["loss"] for r in rows], rel=1e-6
     )
+    return logged
+
+
+def test_a_resumed_run_shows_each_step_once(config_file, train_args, tmp_path):
+    """Crash after step 3 with the last checkpoint at step 2: step 3 is redone, and TensorBoard
+    shows the redone value only (the folder is written again from the checkpoint's rows)."""
+    logged = _crash_at_3_then_resume(config_file, train_args, tmp_path)
     assert "pacs/psi_mean" not in logged  # GRPO has no PACS statistics
 
 
@@ -63,14 +70,5 @@ def test_a_resume_within_the_same_second_still_shows_each_step_once(
 
     monkeypatch.setattr(event_file_writer, "_global_uid", event_file_writer.AtomicCounter(9))
     monkeypatch.setattr(event_file_writer.time, "time", lambda: 1_700_000_000.0)
-    out = tmp_path / "run"
-    config = config_file(steps=4, save_every=2, eval_every=0)
-    main(train_args(config, out, "grpo", 0, "--stop-after", 3))
-    main(train_args(config, out, "grpo"))
-    logged = _scalars(out)
-    rows = _rows(out / "metrics.jsonl")
-    assert [s for s, _ in logged["train/loss"]] == [1, 2, 3, 4]
-    assert [v for _, v in logged["train/loss"]] == pytest.approx(
-        [r["loss"] for r in rows], rel=1e-6
-    )
+    logged = _crash_at_3_then_resume(config_file, train_args, tmp_path)
     assert [s for s, _ in logged["eval/pass_at_1"]] == [0, 4]
