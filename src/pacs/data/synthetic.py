@@ -215,3 +215,14 @@ def write_splits(
             extra={"split": split, "params": params},
         )
     return paths
+
+
+def write_task_splits(out_dir: str | Path, task: str = "arithmetic", **params: Any) -> dict[str, Path]:
+    """Write the splits of either task family (``task``: arithmetic | paths) from the fields of
+    ``data.synthetic``; a knob of the other family is None there and is dropped."""
+    knobs = {k: v for k, v in params.items() if v is not None}
+    if task == "paths":
+        from pacs.data import paths_task  # imports this module
+
+        return paths_task.write_splits(out_dir, **knobs)
+    return write_splits(out_dir, **knobs)

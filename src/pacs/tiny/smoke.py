@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from pacs.config import ConfigError, Profile, load_profile
-from pacs.data.synthetic import write_splits
+from pacs.data.synthetic import write_task_splits
 from pacs.data.train import write_parquet
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
 from pacs.tiny.common import eval_pass_at_1, read_jsonl
@@ -53,7 +53,7 @@ def verl_rows(rows: list[dict[str, Any]], split: str = "train") -> list[dict[str
 def prepare(config: Path, out: Path, model_key: str = "tiny") -> dict[str, Path]:
     profile = load_profile(config)
     data_dir = out / "data"
-    paths = write_splits(data_dir, **dataclasses.asdict(profile.data.synthetic))
+    paths = write_task_splits(data_dir, **dataclasses.asdict(profile.data.synthetic))
     train_rows = read_jsonl(paths["train"])
     parquet = write_parquet(data_dir / "train.parquet", verl_rows(train_rows))
     build_cfg = dataclasses.asdict(profile.models[model_key].build)
