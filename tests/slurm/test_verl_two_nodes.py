@@ -75,7 +75,7 @@ def _wait_and_watch(job_id: str, env: dict, timeout: float) -> dict[str, set[str
 @pytest.fixture(scope="module")
 def two_node_run(tmp_path_factory, slurm_env):
     root = tmp_path_factory.mktemp("verl_2node")
-    prep = subprocess.run([sys.executable, "-m", "pacs.verl_plugin.smoke", "--config", str(CONFIG),
+    prep = subprocess.run([sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG),
                            "--out", str(root)], env=slurm_env, capture_output=True, text=True,
                           timeout=900, check=False)
     assert prep.returncode == 0, prep.stdout[-2000:] + prep.stderr[-2000:]

@@ -42,8 +42,10 @@ if ENGINE == "tiny":
         benchmark:
             f"{RES}/benchmarks/train/sft_{{model}}.tsv"
         # Every core: nothing else can run before the base model exists, and the weights do not
-        # depend on the thread count (tests/tiny/test_sft.py).
-        threads: workflow.cores
+        # depend on the thread count (tests/tiny/test_sft.py). Snakemake lowers threads to
+        # --cores on one machine; a constant, not workflow.cores, which a cluster run (--profile
+        # slurm, --jobs) does not define.
+        threads: 8
         shell:
             "python -m pacs.tiny.sft --config {params.config} --model {wildcards.model} "
             "--init {params.init} --data {input.sft} --eval-data {input.test} --out {params.out} "
