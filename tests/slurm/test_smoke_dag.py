@@ -56,7 +56,10 @@ def test_every_compute_rule_ran_as_a_completed_sbatch_job(slurm_smoke, slurm_job
         by_rule.setdefault(rule, []).append(job_id)
         text = slurm_log.read_text()  # the job's own Snakemake, run by the jobstep's srun
         assert "Finished jobid" in text and f"(Rule: {rule})" in text, text[-2000:]
-    rules = {"build_tiny_model", "sft_tiny_base", "train_tiny", "generate", "grade", "diversity"}
+    rules = {
+        "build_tiny_model", "sft_tiny_base", "train_tiny", "generate", "gather_samples", "grade",
+        "diversity",
+    }
     assert set(by_rule) == rules, by_rule
     assert len(by_rule["train_tiny"]) == 7
     states = {job["id"]: job["state"] for job in slurm_jobs()}
