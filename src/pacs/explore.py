@@ -345,6 +345,17 @@ def paper_value(
     )
 
 
+def family_grid(fams: list, benches: list):
+    """One panel per method family (columns) and benchmark (rows), rows sharing their y axis."""
+    return new_figure(
+        ncols=len(fams),
+        nrows=len(benches),
+        width=panels_width(len(fams)),
+        height=2.6 * len(benches) + 0.8,
+        sharey="row",
+    )
+
+
 def passk_figure(profile: Profile, model: str):
     """Rows: benchmarks; columns: method families (base in the main one). Lines: ours with the CI
     band; crosses: the paper's pass@k for the same method where it has one."""
@@ -355,13 +366,7 @@ def passk_figure(profile: Profile, model: str):
     if BASE_RUN in set(df.run):
         fams[0] = (fams[0][0], [BASE_RUN, *fams[0][1]])
     benches = [b for b in profile.ctx.benchmarks if b in set(df.benchmark)]
-    fig, axes = new_figure(
-        ncols=len(fams),
-        nrows=len(benches),
-        width=panels_width(len(fams)),
-        height=2.6 * len(benches) + 0.8,
-        sharey="row",
-    )
+    fig, axes = family_grid(fams, benches)
     pal, ref = profile.palette(), profile.ctx.ref(model, PASSK_PAPER_TABLES)
     drew_paper = False
     for i, bench in enumerate(benches):
@@ -442,13 +447,7 @@ def curve_figure(profile: Profile, model: str):
     if c.empty or not fams:
         return None
     benches = sorted(c.benchmark.unique())
-    fig, axes = new_figure(
-        ncols=len(fams),
-        nrows=len(benches),
-        width=panels_width(len(fams)),
-        height=2.6 * len(benches) + 0.8,
-        sharey="row",
-    )
+    fig, axes = family_grid(fams, benches)
     for i, bench in enumerate(benches):
         for j, (title, runs) in enumerate(fams):
             ax = axes[i, j]
