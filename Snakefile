@@ -3,9 +3,9 @@
 #   snakemake --profile slurm        paper profile (configs/paper.yaml) on a SLURM GPU cluster
 #   snakemake --cores 2 --configfile configs/smoke.yaml    the CI-sized run
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
-from pacs.config import ConfigError, parse_profile, write_snapshot
+from pacs.config import ConfigError, parse_profile, typed_cli_overrides, write_snapshot
 
 min_version("9.0")
 
@@ -17,6 +17,9 @@ if not workflow.overwrite_configfiles:
 
     configfile: "configs/default.yaml"
 
+
+# A nested `--config` value reaches us as a string ('151'); typed as a top-level one would be.
+update_config(config, typed_cli_overrides(workflow.config_settings.config))
 
 # The config is validated once, into the typed spec every rule's parameters come from
 # (pacs.config: a bad key or value fails here, naming the file and the key path).

@@ -854,6 +854,37 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+# ============================================================================== --config
+
+
+_CLI_WORDS = {"true": True, "True": True, "false": False, "False": False, "null": None, "~": None}
+
+
+def typed_cli_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Snakemake's ``--config`` values with their nested scalars typed.
+
+    Snakemake types a top-level value (``--config seed=3`` gives 3) but reads a nested one with
+    YAML's BaseLoader, so ``models={tiny: {sft: {steps: 151}}}`` arrives as the string ``'151'``,
+    which the spec refuses. Each string is read here as Snakemake reads a top-level value: an
+    int, else a float, else true/false/null, else the string itself."""
+    return {key: _typed_cli_value(value) for key, value in overrides.items()}
+
+
+def _typed_cli_value(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return typed_cli_overrides(value)
+    if isinstance(value, (list, tuple)):
+        return [_typed_cli_value(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    for parse in (int, float):
+        try:
+            return parse(value)
+        except ValueError:
+            pass
+    return _CLI_WORDS.get(value, value)
+
+
 # ============================================================================== snapshot
 
 

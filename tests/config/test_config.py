@@ -210,3 +210,21 @@ def test_a_config_that_is_not_a_mapping_is_named(tmp_path):
     path.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match=f"{path}: expected a YAML mapping at the top level, got list"):
         load_profile(path)
+
+
+def test_nested_cli_overrides_are_typed_as_snakemake_types_top_level_ones():
+    """What Snakemake's BaseLoader leaves as strings, typed by hand: int, float, bool, null."""
+    from pacs.config import typed_cli_overrides
+
+    raw = {"seed": 3, "models": {"tiny": {"sft": {"steps": "151", "lr": "5e-4"}}},
+           "eval": {"benchmarks": ["math500", "7"], "flag": "true", "off": "False", "none": "null"},
+           "label": "v1.2"}
+    assert typed_cli_overrides(raw) == {
+        "seed": 3, "models": {"tiny": {"sft": {"steps": 151, "lr": 5e-4}}},
+        "eval": {"benchmarks": ["math500", 7], "flag": True, "off": False, "none": None},
+        "label": "v1.2"}
+    cfg = smoke()
+    cfg["models"]["tiny"]["sft"]["steps"] = "151"
+    assert any("models.tiny.sft.steps" in p for p in problems(cfg))  # a YAML file stays strict
+    cfg["models"]["tiny"]["sft"].update(typed_cli_overrides({"steps": "151"}))
+    assert parse_profile(cfg, "x").models["tiny"].sft.steps == 151

@@ -97,7 +97,10 @@ def test_editing_one_setting_reruns_exactly_what_depends_on_it(smoke):
 
 
 def test_notebook_executes_on_smoke_results(smoke):
+    """The notebook on real smoke results: the A-vs-B statement and the response browser's first
+    page (cards of real graded samples), read from the kernel after the notebook ran."""
     nb = nbformat.read(REPO / "notebooks" / "explore_results.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print(browser.page_html.value)"))
     os.environ["PACS_RESULTS"] = str(smoke / "results" / "smoke")
     try:
         NotebookClient(nb, timeout=600, kernel_name="python3",
@@ -107,4 +110,9 @@ def test_notebook_executes_on_smoke_results(smoke):
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs)
-    assert "better on" in text and "PROMPT:" in text
+    assert "tiny / synthetic: pacs better on" in text and "sign test p =" in text
+    assert "tiny · synthetic · pacs seed 0 — page 1 of" in text
+    graded = smoke / "results" / "smoke" / "eval" / "tiny" / "pacs" / "seed0" / "synthetic" / "graded.jsonl"
+    rows = [json.loads(line) for line in graded.read_text().splitlines()]
+    first = min(rows, key=lambda r: (r["problem_id"], r["sample_idx"]))  # the browser's order
+    assert f"<b>{first['problem_id']}</b> · sample {first['sample_idx']} · " in text

@@ -266,6 +266,19 @@ def test_a_bad_config_fails_while_the_dag_is_parsed(tmp_path, workflow_copy):
     )
 
 
+def test_nested_config_overrides_are_typed_like_top_level_ones(workflow_copy):
+    """Snakemake reads `--config models={tiny: {sft: {steps: 151}}}` as the string '151'; the DAG
+    takes it as the integer (a typo'd key is still refused)."""
+    nested = "models={tiny: {sft: {steps: 151, lr: 0.0005}}}"
+    result = snakemake("-n", "-p", "--cores", "2", "--config", nested, cwd=workflow_copy)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "rule sft_tiny_base:" in result.stdout
+    typo = snakemake("-n", "--cores", "2", "--config", "models={tiny: {sft: {stepz: 151}}}",
+                     cwd=workflow_copy)
+    assert typo.returncode != 0
+    assert "models.tiny.sft.stepz: unknown key; did you mean 'steps'?" in typo.stdout + typo.stderr
+
+
 def test_compute_jobs_switch_the_hub_off(workflow_copy):
     """Jobs on compute nodes (Snakemake's remote mode, as the slurm executor runs them) get
     OFFLINE_ENV; the submitting process, which runs the downloads, does not."""
