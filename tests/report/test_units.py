@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import math
 
 import pandas as pd
@@ -119,3 +120,22 @@ def test_pca_figure_falls_back_to_scatter_with_too_few_points(config_dict, fake_
     assert not _kde_ok(line)  # collinear: singular covariance
     fig = _pca_figure(ctx, pts, ["pacs", "grpo"], "tiny", "synthetic")
     assert "too few points for a KDE (GRPO: 4 pts): scatter only" in fig.axes[0].get_title()
+
+
+def test_the_report_names_the_commit_of_the_code_that_wrote_it(tmp_path):
+    from pacs.report.__main__ import code_version
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    assert code_version(tmp_path) == "an installed copy outside git (no commit known)"
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "code.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    sha = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    (tmp_path / "results.json").write_text("{}")  # untracked outputs are not edits to the code
+    assert code_version(tmp_path) == f"git commit {sha}"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert code_version(tmp_path) == f"git commit {sha} with uncommitted edits"

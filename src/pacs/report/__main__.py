@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,7 +67,7 @@ def readme_header(ctx: ReportContext, res) -> list[str]:
         f"# PACS reproduction report: profile `{ctx.profile}`",
         "",
         (f"Written by `python -m pacs.report --config {ctx.config_path} --results {ctx.results_path}` "
-        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}."),
+        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, by the code of {code_version()}."),
         "",
         f"Inputs read under `{ctx.results_path}`: {counts} (globs: {globs}).",
         "",
@@ -76,6 +77,20 @@ def readme_header(ctx: ReportContext, res) -> list[str]:
         "'reference only' marks them where our model is not the paper's, which is not a "
         "comparison of equal things. † marks a paper k label that is inferred."),
     ]
+
+
+def code_version(where: Path = Path(__file__).parent) -> str:
+    """The git commit of the code at ``where`` (and whether tracked files differ from it), so a
+    report says what made it; a copy outside git says that instead."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
+                              check=True, timeout=30).stdout.strip()
+    try:
+        commit = git("rev-parse", "HEAD")
+        edited = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "an installed copy outside git (no commit known)"
+    return f"git commit {commit}" + (" with uncommitted edits" if edited else "")
 
 
 def main(argv: list[str] | None = None) -> int:
