@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,27 @@ def scontrol(tmp_path, monkeypatch):
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
     return SimpleNamespace(answers=scontrol_answers, run=fake_scontrol_run, install=install)
+
+
+class Spawner:
+    """Stands in for Popen in RayCluster: records the srun commands, runs a harmless sleeper
+    per command."""
+
+    def __init__(self):
+        self.commands, self.envs, self.procs = [], [], []
+
+    def __call__(self, cmd, env=None):
+        self.commands.append(cmd)
+        self.envs.append(env)
+        self.procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        return self.procs[-1]
+
+
+@pytest.fixture
+def spawner():
+    """A fresh :class:`Spawner`; any sleeper a failing test left running is killed after it."""
+    spawn = Spawner()
+    yield spawn
+    for proc in spawn.procs:
+        proc.kill()
+        proc.wait()

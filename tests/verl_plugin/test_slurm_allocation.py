@@ -93,21 +93,7 @@ def test_a_cluster_short_of_the_allocation_is_refused(gpus):
     slurm.check_ray_nodes(slurm.RayNodes((8.0, 8.0)), _alloc())  # the whole job: fine
 
 
-class _Spawner:
-    """Stands in for Popen: records the srun commands, runs a harmless sleeper per command."""
-
-    def __init__(self):
-        self.commands, self.envs, self.procs = [], [], []
-
-    def __call__(self, cmd, env=None):
-        self.commands.append(cmd)
-        self.envs.append(env)
-        self.procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
-        return self.procs[-1]
-
-
-def test_training_does_not_start_on_a_short_cluster(tmp_path):
-    spawner = _Spawner()
+def test_training_does_not_start_on_a_short_cluster(tmp_path, spawner):
     cluster = slurm.RayCluster(
         _alloc(), tmp_path, resolve=lambda h: h, popen=spawner,
         probe=lambda a: slurm.RayNodes((8.0, 4.0)), poll_s=0.01, stop_grace_s=5,

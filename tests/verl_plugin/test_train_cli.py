@@ -6,8 +6,6 @@ import json
 import os
 import shlex
 import signal
-import stat
-import subprocess
 import sys
 import threading
 import time
@@ -228,20 +226,6 @@ def test_flags_that_contradict_the_allocation_are_refused(two_node_job, tmp_path
 # ------------------------------------------------------------------- Ray cluster lifecycle
 
 
-class _Spawner:
-    """Stands in for Popen: records the srun commands, runs a harmless sleeper per command."""
-
-    def __init__(self):
-        self.commands, self.envs, self.procs = [], [], []
-
-    def __call__(self, cmd, env=None):
-        self.commands.append(cmd)
-        self.envs.append(env)
-        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        self.procs.append(proc)
-        return proc
-
-
 def _alloc(n=2):
     return slurm.SlurmAllocation("1", tuple(f"n{i}" for i in range(n)), 8)
 
@@ -258,8 +242,7 @@ def _nodes(*counts):
     return probe
 
 
-def test_ray_cluster_starts_waits_and_tears_down(tmp_path):
-    spawner = _Spawner()
+def test_ray_cluster_starts_waits_and_tears_down(tmp_path, spawner):
     with slurm.RayCluster(
         _alloc(),
         tmp_path,
@@ -276,8 +259,7 @@ def test_ray_cluster_starts_waits_and_tears_down(tmp_path):
     assert all(p.poll() is not None for p in spawner.procs)
 
 
-def test_ray_cluster_is_stopped_when_nodes_never_join(tmp_path):
-    spawner = _Spawner()
+def test_ray_cluster_is_stopped_when_nodes_never_join(tmp_path, spawner):
     with (
         pytest.raises(RuntimeError, match="holds 1 node"),
         slurm.RayCluster(
@@ -295,14 +277,13 @@ def test_ray_cluster_is_stopped_when_nodes_never_join(tmp_path):
     assert all(p.poll() is not None for p in spawner.procs)
 
 
-def test_supervise_stops_verl_and_cluster_on_sigterm(tmp_path):
+def test_supervise_stops_verl_and_cluster_on_sigterm(tmp_path, spawner):
     pid_file = tmp_path / "pid"
     child = [
         sys.executable,
         "-c",
         f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
     ]
-    spawner = _Spawner()
     cluster = slurm.RayCluster(
         _alloc(),
         tmp_path,
