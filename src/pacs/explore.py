@@ -599,6 +599,14 @@ def benchmark_file(root: Path, benchmark: str) -> Path:
     return Path(root) / "data" / "eval" / f"{benchmark}.jsonl"
 
 
+def _seed_list(seeds: pd.Series) -> str:
+    """``seed 0`` / ``seeds 0, 1, 2`` / ``—``: a bare "0" read as "no seeds"."""
+    ids = sorted(set(int(s) for s in seeds))
+    if not ids:
+        return "—"
+    return ("seed " if len(ids) == 1 else "seeds ") + ", ".join(map(str, ids))
+
+
 def overview(profile: Profile) -> pd.DataFrame:
     """Per model and run: the seeds evaluated and trained, the steps logged, the benchmarks."""
     r = profile.results
@@ -615,8 +623,8 @@ def overview(profile: Profile) -> pd.DataFrame:
                     "model": model,
                     "run": run,
                     "label": profile.label(run),
-                    "seeds evaluated": ", ".join(map(str, sorted(set(ev.seed)))),
-                    "seeds trained": ", ".join(map(str, sorted(set(tr.seed)))),
+                    "evaluated": _seed_list(ev.seed),
+                    "trained": _seed_list(tr.seed),
                     "steps": str(int(tr.step.max())) if len(tr) else "",
                     "benchmarks": ", ".join(sorted(set(ev.benchmark))),
                 }

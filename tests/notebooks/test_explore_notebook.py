@@ -379,3 +379,15 @@ def test_notebook_on_tiny_shaped_results_renders_in_a_browser(
     assert len(with_class(found_elements, "widget-dropdown")) >= 4
     picture = Image.open(shot).convert("L")
     assert picture.size[0] > 1000 and picture.getextrema()[0] < 100  # not a blank page
+
+
+def test_overview_lists_seed_ids_so_seed_0_does_not_read_as_none(tmp_path):
+    from pacs import explore
+
+    root = tmp_path / "results" / "tiny"
+    build_tiny_tree(root)
+    table = explore.overview(explore.open_profile(root))
+    assert table.loc[("tiny", "base"), "evaluated"] == "seed 0"
+    assert table.loc[("tiny", "base"), "trained"] == "—"
+    assert table.loc[("tiny", "pacs"), "trained"] == "seeds 0, 1"
+    assert table.loc[("tiny", "pacs"), "steps"] == "10"
