@@ -122,8 +122,10 @@ def test_pca_figure_falls_back_to_scatter_with_too_few_points(config_dict, fake_
     assert "too few points for a KDE (GRPO: 4 pts): scatter only" in fig.axes[0].get_title()
 
 
-def test_the_report_names_the_commit_of_the_code_that_wrote_it(tmp_path):
+def test_the_report_names_the_commit_of_the_code_that_wrote_it(tmp_path, monkeypatch):
     from pacs.report.__main__ import code_version
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # even under a git TMPDIR
 
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
