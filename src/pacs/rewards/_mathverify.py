@@ -39,6 +39,13 @@ OFFICIAL_PRED_TARGETS = (ExprExtractionConfig(), LatexExtractionConfig())
 _PLAIN_INTEGER = re.compile(r"[+-]?\d{1,50}")
 
 
+# After the deadline the alarm repeats at this interval until the block ends: an exception the
+# handler raises inside a finaliser or a GC weakref callback is only printed by Python ("Exception
+# ignored in ..."), and without a repeat the block would then run unbounded (seen in CI: a 1 MB
+# parse ran 98 s past a 1 s deadline).
+REFIRE_S = 0.05
+
+
 class DeadlineExceeded(BaseException):
     """Raised by our SIGALRM handler; BaseException so library ``except Exception`` passes it on."""
 
@@ -49,36 +56,32 @@ def _raise_deadline(signum, frame):
 
 @contextmanager
 def deadline(seconds: float):
-    """Raise ``DeadlineExceeded`` in the block after ``seconds`` (main thread only).
+    """Raise ``DeadlineExceeded`` in the block after ``seconds``, again every ``REFIRE_S``.
 
-    A timer the caller had armed (verl's ``compute_score_timeout`` uses SIGALRM too) is re-armed
-    afterwards with its remaining time, and its handler restored.
+    Main thread only. A timer the caller had armed (verl's ``compute_score_timeout`` uses SIGALRM
+    too) is re-armed afterwards with its remaining time, and its handler restored.
     """
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("deadline() needs the main thread; run the job in a worker process")
     old_handler = signal.signal(signal.SIGALRM, _raise_deadline)
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds, REFIRE_S)
     start = time.monotonic()
     try:
         yield
     finally:
-        _disarm()
+        # A repeat may fire while we clean up; retry until the timer is off (the first statement
+        # of the loop body is already inside the try, so no repeat can escape this block).
+        while True:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                break
+            except DeadlineExceeded:
+                continue
         signal.signal(signal.SIGALRM, old_handler)
         if old_delay > 0:
             remaining = old_delay - (time.monotonic() - start)
             # 1 ms rather than 0: a zero delay would disarm the caller's timer instead of firing it.
             signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3), old_interval)
-
-
-def _disarm() -> None:
-    # The timer may fire after the body finished but before it is disarmed; that late
-    # DeadlineExceeded must not escape, the body's result stands.
-    while True:
-        try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            return
-        except DeadlineExceeded:
-            continue
 
 
 @lru_cache(maxsize=4096)
