@@ -168,8 +168,8 @@ def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(smoke_run):
     from pacs.core_algos import balanced_weights
 
     rows = {
-        json.loads(l)["step"]: json.loads(l)
-        for l in (smoke_run / "train" / "metrics.jsonl").read_text().splitlines()
+        json.loads(line)["step"]: json.loads(line)
+        for line in (smoke_run / "train" / "metrics.jsonl").read_text().splitlines()
     }
     dumps = _step_dumps(smoke_run)
     mixed_steps, unbalanced_steps = [], []
@@ -207,7 +207,7 @@ def test_hf_rollout_uses_the_actor_weights(smoke_run):
     """The rollout's own log-probs match the actor's recomputation: weights were synced."""
     records = []
     for path in sorted((smoke_run / "train" / "verl_logs").glob("attempt-*.jsonl")):
-        records += [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     diffs = [
         r["data"]["training/rollout_probs_diff_max"]
         for r in records
@@ -252,5 +252,5 @@ def test_parameters_changed_and_merged_model_is_evaluated(smoke_run):
         ],
         smoke_run / "eval.log",
     )
-    lines = [json.loads(l) for l in out.read_text().splitlines() if l.strip()]
+    lines = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     assert len(lines) >= 4

@@ -21,10 +21,10 @@ from pacs.verl_plugin import slurm
 
 sm_slurm = pytest.importorskip("snakemake_executor_plugin_slurm")
 jobstep = pytest.importorskip("snakemake_executor_plugin_slurm_jobstep")
-from snakemake.iocontainers import ResourceList
-from snakemake_executor_plugin_slurm.submit_string import get_submit_command
-from snakemake_executor_plugin_slurm.utils import set_gres_string
-from snakemake_executor_plugin_slurm.validation import validate_slurm_extra
+from snakemake.iocontainers import ResourceList  # noqa: E402 - after importorskip
+from snakemake_executor_plugin_slurm.submit_string import get_submit_command  # noqa: E402 - after importorskip
+from snakemake_executor_plugin_slurm.utils import set_gres_string  # noqa: E402 - after importorskip
+from snakemake_executor_plugin_slurm.validation import validate_slurm_extra  # noqa: E402 - after importorskip
 
 JOB_EXEC = "python -m snakemake --mode remote <job>"  # what format_job_exec returns; not ours
 NODES = {"qwen3_4b": ("gpu01",), "qwen3_8b": ("gpu01", "gpu02")}
