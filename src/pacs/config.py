@@ -401,8 +401,9 @@ class DiversitySpec:
 
 @spec
 class VerlRolloutSpec:
-    name: Str = "vllm"
-    """verl rollout engine (App. C: vLLM); ``hf``: the plugin's transformers rollout (CPU)."""
+    name: Literal["vllm", "hf"] = "vllm"
+    """verl rollout engine (App. C: vLLM, verl's own; on CPU it needs the engine env,
+    ``make engine-env``); ``hf``: the plugin's transformers rollout (quick CPU runs)."""
     tensor_model_parallel_size: PositiveInt = 1
     """App. C evaluates with TP 1; we keep it for rollouts."""
     gpu_memory_utilization: Annotated[Float, Field(gt=0, le=1)] = 0.6
