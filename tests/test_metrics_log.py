@@ -16,6 +16,7 @@ from pacs.metrics_log import (
     TRAIN_METRICS,
     MetricsLog,
     scalars,
+    tags,
 )
 
 SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"  # sets no logging section
@@ -24,6 +25,7 @@ SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"  # sets n
 def test_names_and_tags_are_unique_and_cover_metrics_jsonl():
     metrics = TRAIN_METRICS + EVAL_METRICS
     assert len({m.name for m in metrics}) == len({m.tag for m in metrics}) == len(metrics)
+    assert len(tags(metrics)) == len(metrics) + sum(1 for m in metrics if m.log10_tag)
     # docs/formats.md's metrics.jsonl fields, in file order.
     assert TRAIN_FIELDS[:11] == (
         "reward_mean",
@@ -69,6 +71,17 @@ def test_backends_default_to_tensorboard_and_are_checked():
 def test_scalars_skip_nulls_and_unstated_fields():
     row = {"step": 3, "reward_mean": 0.5, "loss": None, "clipfrac": 0.1, "mixed_frac": True}
     assert scalars(row, TRAIN_METRICS) == {"train/reward_mean": 0.5}
+
+
+def test_grad_norm_is_also_logged_as_log10_so_one_explosion_does_not_flatten_the_chart():
+    row = {"step": 1, "grad_norm": 5.9e6}
+    assert scalars(row, TRAIN_METRICS) == {
+        "train/grad_norm": 5.9e6,
+        "train/grad_norm_log10": pytest.approx(6.770852),
+    }
+    assert scalars({"step": 2, "grad_norm": 0.01}, TRAIN_METRICS)["train/grad_norm_log10"] == -2.0
+    # log10 of 0 does not exist: the raw norm is logged alone
+    assert scalars({"step": 3, "grad_norm": 0.0}, TRAIN_METRICS) == {"train/grad_norm": 0.0}
 
 
 def test_wandb_backend_logs_the_same_tags_offline(tmp_path, monkeypatch):

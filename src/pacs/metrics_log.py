@@ -20,6 +20,7 @@ every run of a profile, tiny or paper, under one set of names:
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -44,6 +45,9 @@ class Metric:
     label: str  # what it is, for axis labels and docs
     verl_keys: tuple[str, ...] = ()  # verl 0.9.1 metric keys it is read from: first present wins
     summed: bool = False  # True: the sum of every present ``verl_keys`` entry (timers)
+    # Also logged as log10 under this tag: one exploding step (a pre-clip norm of 5.9e6) flattens
+    # a linear chart of every other run, while a log10 chart keeps them all readable.
+    log10_tag: str | None = None
 
 
 # verl keys: verl/trainer/ppo/metric_utils.py, verl/trainer/ppo/v1/trainer_base.py, pacs.verl_plugin.loss.
@@ -68,7 +72,11 @@ TRAIN_METRICS: tuple[Metric, ...] = (
     ),
     Metric("entropy", "train/entropy", "mean token entropy of the policy", ("actor/entropy",)),
     Metric(
-        "grad_norm", "train/grad_norm", "policy gradient norm before clipping", ("actor/grad_norm",)
+        "grad_norm",
+        "train/grad_norm",
+        "policy gradient norm before clipping",
+        ("actor/grad_norm",),
+        log10_tag="train/grad_norm_log10",
     ),
     Metric(
         "response_len",
@@ -131,13 +139,21 @@ TRAIN_FIELDS = tuple(m.name for m in TRAIN_METRICS)  # metrics.jsonl fields afte
 BY_NAME = {m.name: m for m in TRAIN_METRICS + EVAL_METRICS}
 
 
+def tags(metrics: Iterable[Metric]) -> set[str]:
+    """Every TensorBoard tag the stated metrics can be logged under (log10 tags included)."""
+    return {t for m in metrics for t in (m.tag, m.log10_tag) if t}
+
+
 def scalars(row: dict[str, Any], metrics: Iterable[Metric]) -> dict[str, float]:
-    """``{tag: value}`` of the stated metrics present in ``row`` as numbers (nulls are skipped)."""
+    """``{tag: value}`` of the stated metrics present in ``row`` as numbers (nulls are skipped),
+    plus ``{log10_tag: log10(value)}`` where a metric has one and its value is positive."""
     out = {}
     for m in metrics:
         value = row.get(m.name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[m.tag] = float(value)
+            if m.log10_tag and math.isfinite(value) and value > 0:
+                out[m.log10_tag] = math.log10(value)
     return out
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from pacs.metrics_log import EVAL_METRICS, TENSORBOARD_DIR, TRAIN_METRICS
+from pacs.metrics_log import EVAL_METRICS, TENSORBOARD_DIR, TRAIN_METRICS, tags
 from pacs.tiny.train import main
 
 
@@ -28,11 +29,13 @@ def test_event_files_carry_the_stated_names_and_values(config_file, train_args, 
     # A PACS run on the arithmetic task has every stated training metric (its own stats included)
     # but the paths task's, and the held-out curve.
     arithmetic = [m for m in TRAIN_METRICS if not m.tag.startswith("paths/")]
-    assert set(logged) == {m.tag for m in arithmetic + list(EVAL_METRICS)}
+    assert set(logged) == tags(arithmetic + list(EVAL_METRICS))
     rows = _rows(out / "metrics.jsonl")
     for m in arithmetic:  # TensorBoard stores float32
         assert [s for s, _ in logged[m.tag]] == [r["step"] for r in rows], m.tag
         assert [v for _, v in logged[m.tag]] == pytest.approx([r[m.name] for r in rows], rel=1e-6)
+    log_norm = [math.log10(r["grad_norm"]) for r in rows]
+    assert [v for _, v in logged["train/grad_norm_log10"]] == pytest.approx(log_norm, rel=1e-6)
     curve = _rows(out / "eval_curve.jsonl")
     assert [s for s, _ in logged["eval/pass_at_1"]] == [0, 2, 3] == [r["step"] for r in curve]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pacs.config import Profile, load_config, load_profile, parse_profile
-from pacs.metrics_log import TENSORBOARD_DIR, TRAIN_METRICS
+from pacs.metrics_log import TENSORBOARD_DIR, TRAIN_METRICS, tags
 from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
 from pacs.verl_plugin.train import finalize
 
@@ -71,7 +71,7 @@ def test_finalize_adds_the_stated_tags_to_verls_tensorboard_folder(tmp_path):
     assert len(files) == 1
     acc = EventAccumulator(str(run_dir / TENSORBOARD_DIR))
     acc.Reload()
-    assert set(acc.Tags()["scalars"]) == {m.tag for m in TRAIN_METRICS if m.verl_keys}
+    assert set(acc.Tags()["scalars"]) == tags(m for m in TRAIN_METRICS if m.verl_keys)
     reward = acc.Scalars("train/reward_mean")
     assert [(e.step, round(e.value, 6)) for e in reward] == [(1, 0.1), (2, 0.2)]
     assert [e.value for e in acc.Scalars("time/step")] == [9.0, 9.0]
