@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from pacs.evaluation import generate
-from pacs.evaluation.generate import SamplingConfig, chunk_plan, problem_seed, split_generated
+from pacs.evaluation.backends import SamplingConfig, problem_seed, render_prompt
+from pacs.evaluation.backends.hf import HFBackend, split_generated
+from pacs.evaluation.generate import chunk_plan
 from pacs.evaluation.io import FormatError
 
 CFG = SamplingConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=10, seed=7)
@@ -57,7 +59,7 @@ def backend(tiny_model_dir):
     import torch
 
     torch.set_num_threads(1)
-    return generate.HFBackend(str(tiny_model_dir), batch_size=BATCH, device="cpu")
+    return HFBackend(str(tiny_model_dir), batch_size=BATCH, device="cpu")
 
 
 def run(backend, rows, out, **kw):
@@ -313,10 +315,10 @@ def test_render_prompt_passes_enable_thinking_to_the_template():
     )
     msgs = [{"role": "user", "content": "1 + 1?"}]
     base = "<|im_start|>user\n1 + 1?<|im_end|>\n<|im_start|>assistant\n"
-    assert generate.render_prompt(tok, msgs) == base
-    assert generate.render_prompt(tok, msgs, enable_thinking=True) == base
-    assert generate.render_prompt(tok, msgs, True) != generate.render_prompt(tok, msgs, False)
-    assert generate.render_prompt(tok, msgs, False) == base + "<think>\n\n</think>\n\n"
+    assert render_prompt(tok, msgs) == base
+    assert render_prompt(tok, msgs, enable_thinking=True) == base
+    assert render_prompt(tok, msgs, True) != render_prompt(tok, msgs, False)
+    assert render_prompt(tok, msgs, False) == base + "<think>\n\n</think>\n\n"
 
 
 def test_cli_takes_the_thinking_switch():

@@ -19,13 +19,24 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from pacs.evaluation import generate
-from pacs.evaluation.generate import SamplingConfig, VLLMBackend, prompt_token_ids, render_prompt
+from pacs.evaluation.backends import SamplingConfig, prompt_token_ids, render_prompt
+from pacs.evaluation.backends.vllm import (
+    EngineDied,
+    EngineSettings,
+    VLLMBackend,
+    engine_cli_args,
+    is_engine_death,
+)
 from pacs.evaluation.io import FormatError
 from pacs.io import write_jsonl
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def read_jsonl(path) -> list[dict]:
@@ -64,12 +75,25 @@ class RequestOutput:
     finished: bool = True
 
 
+class EngineDeadError(Exception):
+    """vLLM 0.24's ``vllm.v1.engine.exceptions.EngineDeadError``, with its fixed message."""
+
+    def __init__(self, *args, suppress_context: bool = False, **kwargs):
+        super().__init__("EngineCore encountered an issue. See stack trace (above) for the root "
+                         "cause.", *args, **kwargs)
+        self.__suppress_context__ = suppress_context
+
+
 class FakeLLM:
     """Answers deterministically from (seed, sample index); ``fail`` scripts engine failures:
-    a list, one entry per generate call, of {prompt position: finish_reason of its sample 0}."""
+    a list, one entry per generate call, of {prompt position: finish_reason of its sample 0}.
+    ``die_on_call``: the generate call (1-based, over all instances) that raises
+    ``EngineDeadError``, as vLLM's ``LLM.generate`` does once the engine core process died."""
 
-    instances: list[FakeLLM] = []
-    fail: list[dict[int, str | None]] = []
+    instances: ClassVar[list[FakeLLM]] = []
+    fail: ClassVar[list[dict[int, str | None]]] = []
+    die_on_call: int | None = None
+    generate_calls = 0
 
     def __init__(self, model, **kwargs):
         self.kwargs, self.calls = kwargs, []
@@ -77,6 +101,9 @@ class FakeLLM:
 
     def generate(self, prompts, sampling_params=None, *, use_tqdm=True, lora_request=None,
                  priority=None, tokenization_kwargs=None, mm_processor_kwargs=None):
+        FakeLLM.generate_calls += 1
+        if FakeLLM.generate_calls == FakeLLM.die_on_call:
+            raise EngineDeadError()
         self.calls.append(prompts)
         failures = FakeLLM.fail.pop(0) if FakeLLM.fail else {}
         outs = []
@@ -93,12 +120,24 @@ class FakeLLM:
         return outs
 
 
+class FakePlatform:
+    """``vllm.platforms.current_platform``: CUDA unless a test sets ``cpu``."""
+
+    cpu = False
+
+    def is_cpu(self) -> bool:
+        return self.cpu
+
+
 @pytest.fixture()
 def fake_vllm(monkeypatch):
     module = types.ModuleType("vllm")
     module.LLM, module.SamplingParams = FakeLLM, SamplingParams
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = module.current_platform = FakePlatform()
     monkeypatch.setitem(sys.modules, "vllm", module)
-    FakeLLM.instances, FakeLLM.fail = [], []
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    FakeLLM.instances, FakeLLM.fail, FakeLLM.die_on_call, FakeLLM.generate_calls = [], [], None, 0
     return module
 
 
@@ -157,3 +196,146 @@ def test_grade_refuses_samples_the_engine_failed_on(tmp_path, bench_rows):
     grade.main(["--samples", str(samples), "--benchmark-file", str(bench),
                 "--out", str(tmp_path / "graded.jsonl"), "--workers", "1"])
     assert read_jsonl(tmp_path / "graded.jsonl")[0]["score"] == 1.0
+
+
+# ----------------------------------------------------------------------------- engine settings
+
+
+def test_engine_defaults_are_vllms_on_gpu_and_safe_ones_on_cpu():
+    assert EngineSettings().llm_kwargs(on_cpu=False) == {
+        "gpu_memory_utilization": 0.9, "tensor_parallel_size": 1}
+    assert EngineSettings().llm_kwargs(on_cpu=True) == {
+        "gpu_memory_utilization": 0.3, "tensor_parallel_size": 1, "enable_chunked_prefill": False}
+    told = EngineSettings(gpu_memory_utilization=0.5, max_num_batched_tokens=65536,
+                          enable_chunked_prefill=True)
+    expected = {"gpu_memory_utilization": 0.5, "tensor_parallel_size": 1,
+                "enable_chunked_prefill": True, "max_num_batched_tokens": 65536}
+    assert told.llm_kwargs(on_cpu=True) == told.llm_kwargs(on_cpu=False) == expected
+
+
+def _argv(model, bench, out, *extra):
+    return ["--model", str(model), "--benchmark-file", str(bench), "--out", str(out),
+            "--backend", "vllm", "--n", "3", "--max-new-tokens", "16", *extra]
+
+
+@pytest.mark.parametrize(
+    ("cpu", "flags", "expected"),
+    [
+        (True, [], {"gpu_memory_utilization": 0.3, "enable_chunked_prefill": False}),
+        (False, [], {"gpu_memory_utilization": 0.9}),
+        (True, ["--enable-chunked-prefill", "--max-num-batched-tokens", "65536",
+                "--gpu-memory-utilization", "0.25"],
+         {"gpu_memory_utilization": 0.25, "enable_chunked_prefill": True,
+          "max_num_batched_tokens": 65536}),
+        (False, ["--no-enable-chunked-prefill"],
+         {"gpu_memory_utilization": 0.9, "enable_chunked_prefill": False}),
+    ],
+)
+def test_cli_engine_flags_reach_vllm(cpu, flags, expected, fake_vllm, tiny_model_dir, bench_rows,
+                                     tmp_path):
+    fake_vllm.current_platform.cpu = cpu
+    bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows[:2])
+    generate.main(_argv(tiny_model_dir, bench, tmp_path / "s.jsonl", *flags))
+    (llm,) = FakeLLM.instances
+    assert llm.kwargs == {"enable_prefix_caching": True, "seed": 0, "tensor_parallel_size": 1,
+                          **expected}
+
+
+@pytest.mark.parametrize("flag", ["--gpu-memory-utilization 0", "--gpu-memory-utilization 1.5",
+                                  "--max-num-batched-tokens 0"])
+def test_cli_rejects_bad_engine_flags(flag, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        generate.parse_args(_argv("m", "b.jsonl", tmp_path / "s.jsonl", *flag.split()))
+    assert flag.split()[0] in capsys.readouterr().err
+
+
+def test_config_eval_vllm_becomes_the_cli_flags(tmp_path):
+    from pacs.config import EvalVllmSpec, load_profile
+
+    paper = load_profile(REPO / "configs" / "paper.yaml").eval.vllm
+    assert engine_cli_args(paper) == "--gpu-memory-utilization 0.9"  # GPU: vLLM's defaults
+    cpu = EvalVllmSpec(gpu_memory_utilization=0.3, max_num_batched_tokens=8192,
+                       enable_chunked_prefill=False)
+    flags = engine_cli_args(cpu)
+    assert flags == ("--gpu-memory-utilization 0.3 --max-num-batched-tokens 8192 "
+                     "--no-enable-chunked-prefill")
+    args = generate.parse_args(_argv("m", "b.jsonl", tmp_path / "s.jsonl", *flags.split()))
+    assert (args.gpu_memory_utilization, args.max_num_batched_tokens,
+            args.enable_chunked_prefill) == (0.3, 8192, False)
+    assert engine_cli_args(EvalVllmSpec(gpu_memory_utilization=0.9,
+                                        enable_chunked_prefill=True)).endswith(
+        " --enable-chunked-prefill")
+
+
+# ----------------------------------------------------------------------------- dead engine
+
+
+def test_is_engine_death_follows_the_exception_chain():
+    assert is_engine_death(EngineDeadError())
+    assert is_engine_death(RuntimeError("CPU Generator does not use offset"))
+    try:
+        try:
+            raise EngineDeadError()
+        except EngineDeadError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert is_engine_death(outer)
+    assert not is_engine_death(ValueError("bad prompt"))
+
+
+def _prompt_tokens(model_dir, row, n) -> int:
+    from transformers import AutoTokenizer
+
+    return n * len(prompt_token_ids(AutoTokenizer.from_pretrained(model_dir), row["prompt"]))
+
+
+@pytest.mark.parametrize("cpu", [True, False])
+def test_a_dead_engine_is_named_with_what_to_change(cpu, fake_vllm, tiny_model_dir, bench_rows,
+                                                    tmp_path):
+    fake_vllm.current_platform.cpu = cpu
+    FakeLLM.die_on_call = 3  # problems 0 and 1 (one per chunk) are done, problem 2 kills it
+    bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)
+    out = tmp_path / "samples.jsonl"
+    with pytest.raises(EngineDied) as caught:
+        generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "3"))
+    msg = str(caught.value)
+    assert isinstance(caught.value.__cause__, EngineDeadError)
+    assert "EngineDeadError" in msg and "problems 2..2 (1 problems x n=3" in msg
+    assert ".partial" in msg and "resume" in msg
+    cpu_advice = ["--no-enable-chunked-prefill", "--batch-size", "CPU Generator does not use offset",
+                  f"--max-num-batched-tokens N with N >= {_prompt_tokens(tiny_model_dir, bench_rows[2], 3)}"]
+    assert all((advice in msg) == cpu for advice in cpu_advice), msg
+    assert not out.exists()
+    partial = read_jsonl(tmp_path / "samples.jsonl.partial")
+    assert [r["problem_id"] for r in partial] == ["synthetic/0"] * 3 + ["synthetic/1"] * 3
+
+
+def test_a_dead_engines_run_resumes_with_other_engine_settings(fake_vllm, tiny_model_dir,
+                                                               bench_rows, tmp_path):
+    """The rerun changes --batch-size and the engine flags the message suggests: the finished
+    chunk is kept, and the rows equal an uninterrupted run's (the seeds are per problem)."""
+    fake_vllm.current_platform.cpu = True
+    bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)
+    generate.main(_argv(tiny_model_dir, bench, tmp_path / "whole.jsonl"))
+    FakeLLM.instances, FakeLLM.generate_calls, FakeLLM.die_on_call = [], 0, 3
+    out = tmp_path / "samples.jsonl"
+    with pytest.raises(EngineDied):
+        generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "3",
+                            "--enable-chunked-prefill"))
+    generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "6",
+                        "--no-enable-chunked-prefill", "--max-num-batched-tokens", "65536"))
+    rerun = FakeLLM.instances[-1]
+    assert [len(call) for call in rerun.calls] == [2, 1]  # chunk [0, 1] kept; [2, 3], [4] made
+    assert read_jsonl(out) == read_jsonl(tmp_path / "whole.jsonl")
+    assert not (tmp_path / "samples.jsonl.partial").exists()
+
+
+def test_other_errors_of_generate_are_not_called_a_dead_engine(fake_vllm, tiny_model_dir,
+                                                               bench_rows, monkeypatch):
+    def refuse(self, prompts, sampling_params=None, **kwargs):
+        raise ValueError("prompt too long")
+
+    monkeypatch.setattr(FakeLLM, "generate", refuse)
+    backend = VLLMBackend(str(tiny_model_dir), seed=0)
+    with pytest.raises(ValueError, match="prompt too long"):
+        backend.generate(list(enumerate(bench_rows[:1])), CFG)

@@ -361,7 +361,7 @@ def _verl_prompt_ids(c, tokenizer, tmp_path) -> list[int]:
 def test_training_and_evaluation_render_the_same_prompt(
     thinking, thinking_tokenizer, compose, tmp_path
 ):
-    from pacs.evaluation.generate import render_prompt
+    from pacs.evaluation.backends import render_prompt
 
     cfg = _paper()
     cfg["prompt"] = {"enable_thinking": thinking}

@@ -9,6 +9,7 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from pacs.config import BASE_RUN, OFFLINE_ENV
+from pacs.evaluation.backends.vllm import engine_cli_args
 
 MATRIX = SPEC.matrix
 ENGINE = SPEC.engine
@@ -227,6 +228,8 @@ def generate_args(wildcards=None, n=None) -> str:
     )
     if EVAL.limit:
         args += f" --limit {EVAL.limit}"
+    if EVAL.backend == "vllm":  # engine settings (eval.vllm); unset ones: the platform's default
+        args += f" {engine_cli_args(EVAL.vllm)}".rstrip()
     # The same chat-template switch as training (verl data.apply_chat_template_kwargs).
     return args + (" --enable-thinking" if SPEC.prompt.enable_thinking else " --no-enable-thinking")
 

