@@ -32,9 +32,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs.config import Profile, load_profile
 from pacs.data.files import write_json
+from pacs.io import read_jsonl
 from pacs.tiny import common
 from pacs.tiny import train as tt
-from pacs.tiny.common import encode_prompts, read_jsonl
+from pacs.tiny.common import encode_prompts
 
 METHODS = ("pacs", "grpo", "ppo")
 ARMS = ("before", "after")

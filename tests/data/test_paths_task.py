@@ -16,7 +16,7 @@ from pacs.data import cli
 from pacs.config import load_profile
 from pacs.data.paths_task import make_problem, make_splits, parse_path, solution_for
 from pacs.data.synthetic import write_task_splits
-from pacs.tiny.common import read_jsonl
+from pacs.io import read_jsonl
 from pacs.rewards.math import grade
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

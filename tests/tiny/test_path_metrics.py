@@ -30,7 +30,8 @@ def test_train_step_logs_path_metrics_on_paths_rows_only(tiny_env, small_config,
 
     from pacs.config import parse_profile
     from pacs.tiny import train as tt
-    from pacs.tiny.common import encode_prompts, read_jsonl
+    from pacs.io import read_jsonl
+    from pacs.tiny.common import encode_prompts
 
     cfg = copy.deepcopy(small_config())
     settings = tt.Settings.from_profile(parse_profile(cfg), "grpo")

@@ -12,8 +12,8 @@ from safetensors.torch import load_file
 
 from pacs import fingerprint as fpr
 from pacs.config import parse_profile
+from pacs.io import read_jsonl
 from pacs.tiny import train as tt
-from pacs.tiny.common import read_jsonl
 
 # Two steps, a checkpoint after each, evals at 0 and 2 (and 4 when extended).
 RUN_TRAIN = {"steps": 2, "save_every": 1, "eval_every": 2}

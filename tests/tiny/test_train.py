@@ -12,8 +12,9 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs.config import parse_profile
+from pacs.io import read_jsonl
 from pacs.tiny import train as tt
-from pacs.tiny.common import encode_prompts, read_jsonl
+from pacs.tiny.common import encode_prompts
 
 METHOD_MATRIX = {
     "pacs": ("pacs", {}),

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pacs
 from pacs.data.errors import DataError
-from pacs.io import sha256_file, write_json
+from pacs.io import atomic_path, sha256_file, write_json
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +96,9 @@ def write_with_manifest(
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(dest)
-    staging = staging_path(dest)
-    try:
+    with atomic_path(dest, temp=staging_path(dest)) as staging:
         writer(staging, rows)
         write_manifest(dest, rows=len(rows), describes=staging, **manifest)
-        os.replace(staging, dest)
-    finally:
-        staging.unlink(missing_ok=True)
     log.info("wrote %d rows to %s (dropped %d)", len(rows), dest, manifest.get("dropped", 0))
     return dest
 

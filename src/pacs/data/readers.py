@@ -18,20 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from pacs.data.errors import DataError
+from pacs.io import JsonlLineError, parse_json_int, read_jsonl, unencodable_text
 
 SUPPORTED_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
-# Python refuses str -> int past 4300 digits; such a number is kept as its text.
-_INT_DIGITS = 4300
-
-
-def _parse_int(text: str) -> int | str:
-    return int(text) if len(text.lstrip("-")) <= _INT_DIGITS else text
 
 
 def _loads(path: Path, text: str, index: int | None) -> Any:
     """``json.loads``; a syntax error or too deep a value is a DataError at ``index``."""
     try:
-        return json.loads(text, parse_int=_parse_int)
+        return json.loads(text, parse_int=parse_json_int)
     except json.JSONDecodeError as err:
         where = f"line {err.lineno}, column {err.colno}" if index is None else f"column {err.colno}"
         raise DataError(path, f"invalid JSON at {where}: {err.msg}", index) from None
@@ -53,33 +48,17 @@ def _decode(path: Path, data: bytes, index: int | None = None, encoding: str = "
 
 def check_text(path: Any, row: dict[str, Any], index: int) -> None:
     """Every string in ``row`` (at any depth) must be encodable as UTF-8 (no lone surrogate)."""
-    for field, value in row.items():
-        stack = [field, value]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str):
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError as err:
-                    raise DataError(path, f"text is not valid Unicode ({err.reason})", index, field)
-            elif isinstance(item, dict):
-                stack += [*item.keys(), *item.values()]
-            elif isinstance(item, list):
-                stack += item
+    bad_text = unencodable_text(row)
+    if bad_text is not None:
+        raise DataError(path, bad_text[1], index, bad_text[0])
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for i, raw in enumerate(path.read_bytes().split(b"\n")):
-        line = _decode(path, raw, i)
-        if not line.strip():
-            continue
-        obj = _loads(path, line, i)
-        if not isinstance(obj, dict):
-            raise DataError(path, f"a JSON {type(obj).__name__}, expected an object", i)
-        check_text(path, obj, i)
-        rows.append(obj)
-    return rows
+    """:func:`pacs.io.read_jsonl`, its line errors worded as :class:`DataError` (row = line)."""
+    try:
+        return read_jsonl(path)
+    except JsonlLineError as err:
+        raise DataError(path, err.reason, err.line - 1, err.field) from None
 
 
 def _read_json(path: Path) -> list[dict[str, Any]]:

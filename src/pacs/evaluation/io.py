@@ -1,43 +1,15 @@
 """Readers shared by the evaluation and report stages; errors name the file, the 1-based line
-and the field. The atomic writers live in :mod:`pacs.io`."""
+and the field. The JSONL reader (:func:`iter_jsonl`), its :class:`FormatError` and the atomic
+writers live in :mod:`pacs.io`."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pacs.io import FormatError, iter_jsonl
 
-class FormatError(ValueError):
-    """A malformed input row; the message names the file, the line and the field."""
-
-
-def iter_jsonl(
-    path: str | Path, *, allow_truncated_tail: bool = False
-) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, row)`` for each non-empty line of a JSONL file.
-
-    With ``allow_truncated_tail`` a last line that has no newline and does not parse (a write
-    that was cut off) is dropped silently; anywhere else a bad line raises :class:`FormatError`.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as fh:
-        lines = fh.readlines()
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if allow_truncated_tail and i == len(lines) and not line.endswith("\n"):
-                return
-            raise FormatError(f"{path}:{i}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise FormatError(f"{path}:{i}: expected a JSON object, got {type(row).__name__}")
-        yield i, row
+__all__ = ["FormatError", "iter_jsonl", "load_benchmark", "require"]
 
 
 def require(

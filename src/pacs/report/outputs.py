@@ -7,12 +7,10 @@ that were not produced and why. Files from an earlier report run that this run d
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pacs.io import atomic_open
+from pacs.io import atomic_open, atomic_path
 
 from .render import TableDoc, to_csv, to_latex, to_markdown
 
@@ -55,14 +53,8 @@ class OutputLog:
         try:
             for fmt in FIGURE_FORMATS:
                 path = folder / f"{stem}.{fmt}"
-                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-                os.close(fd)
-                try:
+                with atomic_path(path) as tmp:
                     fig.savefig(tmp, format=fmt)
-                    os.replace(tmp, path)
-                finally:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
                 self.written.append((f"figures/{path.name}", f"{description} ({fmt.upper()})"))
         finally:
             plt.close(fig)

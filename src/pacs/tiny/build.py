@@ -18,9 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,8 +26,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
 from pacs.config import ConfigError, load_profile
+from pacs.io import atomic_dir, read_jsonl
 from pacs.progress import quiet_transformers
-from pacs.tiny.common import read_jsonl
 
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
@@ -149,23 +146,13 @@ def save_pretrained(
     model, tokenizer, out: str | Path, extra_json: dict[str, dict] | None = None
 ) -> None:
     """Save model + tokenizer (+ ``extra_json`` files) into ``out`` through a temporary sibling
-    folder renamed into place, so an existing ``out`` is always complete."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the published folder should be readable
-    try:
+    folder renamed into place (:func:`pacs.io.atomic_dir`), so an existing ``out`` is complete."""
+    with atomic_dir(out) as tmp:
         with quiet_transformers():
             model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         for name, obj in (extra_json or {}).items():
             (tmp / name).write_text(json.dumps(obj, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,9 @@ with, whatever its padding. Sampling (:func:`sample`) is our own loop that draws
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -26,11 +24,6 @@ from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from pacs.core_algos import entropy_from_logits
 from pacs.rewards.math import grade_many
-
-
-def read_jsonl(path: str | Path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 def encode_prompts(tokenizer, rows: Sequence[dict]) -> list[list[int]]:

@@ -28,9 +28,10 @@ from tqdm import tqdm
 from transformers import AutoTokenizer
 
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
+from pacs.io import read_jsonl
 from pacs.progress import load_causal_lm
 from pacs.tiny.build import save_pretrained
-from pacs.tiny.common import encode_prompts, eval_pass_at_1, read_jsonl, sft_batch, sft_loss
+from pacs.tiny.common import encode_prompts, eval_pass_at_1, sft_batch, sft_loss
 
 SUMMARY_NAME = "sft_summary.json"
 

@@ -29,8 +29,9 @@ import torch
 from pacs.config import ConfigError, Profile, load_profile
 from pacs.data.synthetic import write_task_splits
 from pacs.data.train import write_parquet
+from pacs.io import read_jsonl
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
-from pacs.tiny.common import eval_pass_at_1, read_jsonl
+from pacs.tiny.common import eval_pass_at_1
 from pacs.tiny.sft import SUMMARY_NAME, run_sft
 
 DATA_SOURCE = "synthetic"

@@ -75,7 +75,7 @@ from pacs.fingerprint import (
     folder_digest,
     rows_digest,
 )
-from pacs.io import atomic_path, write_json, write_jsonl
+from pacs.io import atomic_path, read_jsonl, write_json, write_jsonl
 from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_dict
 from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, TENSORBOARD_DIR, MetricsLog
 from pacs.progress import load_causal_lm
@@ -86,7 +86,6 @@ from pacs.tiny.common import (
     encode_prompts,
     eval_pass_at_1,
     position_ids,
-    read_jsonl,
     response_logprobs,
     sample,
 )
