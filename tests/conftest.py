@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# Stages run by the tests (and their Snakemake subprocesses) keep their progress lines off the
+# terminal of whoever runs pytest (pacs.progress.ConsoleBar).
+os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
 
 
 @pytest.fixture(scope="session")

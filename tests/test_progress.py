@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -9,7 +10,8 @@ from safetensors.torch import load_file, save_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
 from transformers.utils import logging as hf_logging
 
-from pacs.progress import quiet_transformers
+from pacs import progress
+from pacs.progress import ConsoleBar, quiet_transformers
 
 
 def _model() -> Qwen3ForCausalLM:
@@ -72,3 +74,46 @@ def test_a_disabled_state_stays_disabled(tmp_path):
         assert not hf_logging.is_progress_bar_enabled()
     finally:
         hf_logging.enable_progress_bar()
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_long_step_prints_a_whole_line_per_interval_and_its_final_count(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(progress.time, "monotonic", clock)
+    console = io.StringIO()
+    bar = ConsoleBar(total=10, desc="SFT warm-up", unit="step", console=console, every_s=30,
+                     mininterval=0, file=io.StringIO())
+    for step in range(1, 11):
+        clock.now += 10  # 10 s a step: a line every third step
+        bar.set_postfix(loss=f"{1 / step:.3f}", refresh=False)
+        bar.update(1)
+    bar.close()
+    lines = console.getvalue().splitlines()
+    assert console.getvalue().endswith("\n") and "\r" not in console.getvalue()
+    assert [line.split(":")[1].split()[0] for line in lines] == ["3/10", "6/10", "9/10", "10/10"]
+    assert lines[0].startswith("[pacs] SFT warm-up: 3/10 step (30%)")
+    assert lines[-1].endswith("loss=0.100")
+
+
+def test_a_short_step_prints_nothing_on_the_console(monkeypatch):
+    console = io.StringIO()
+    for _ in ConsoleBar(range(100), desc="quick", console=console, file=io.StringIO()):
+        pass
+    assert console.getvalue() == ""
+
+
+def test_no_console_when_switched_off_or_when_stderr_is_already_the_terminal(monkeypatch):
+    monkeypatch.setenv("PACS_CONSOLE_PROGRESS", "0")
+    assert progress.open_console() is None
+    monkeypatch.setenv("PACS_CONSOLE_PROGRESS", "1")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert progress.open_console() is None

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
 from pacs.io import write_jsonl
+from pacs.progress import ConsoleBar
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +96,7 @@ def grade_pairs(
     from pacs.rewards import grade_rows
 
     out: list[dict] = []
-    with tqdm(total=len(pairs), unit="sample", desc="grade", disable=not progress) as bar:
+    with ConsoleBar(total=len(pairs), unit="sample", desc="grade", disable=not progress) as bar:
         for start in range(0, len(pairs), chunk_size):
             chunk = pairs[start : start + chunk_size]
             bench_rows = [_public(b) for _, b in chunk]
