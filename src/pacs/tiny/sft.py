@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 from transformers import AutoTokenizer
 
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
 from pacs.io import read_jsonl
-from pacs.progress import load_causal_lm
+from pacs.progress import ConsoleBar, load_causal_lm
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import encode_prompts, eval_pass_at_1, sft_batch, sft_loss
 
@@ -101,7 +100,8 @@ def run_sft(
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     losses = []
-    bar = tqdm(batch_indices(len(rows), batch_size, steps, seed), desc="SFT warm-up", unit="step")
+    batches = batch_indices(len(rows), batch_size, steps, seed)
+    bar = ConsoleBar(batches, desc="SFT warm-up", unit="step")
     for step, idx in enumerate(bar, start=1):
         ids, mask, loss_mask = sft_batch(
             tokenizer, [prompt_ids[i] for i in idx], [rows[i]["solution"] for i in idx]
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     def record(step: int) -> None:
         if args.eval_every and step % args.eval_every == 0 and step >= args.eval_start:
             curve.append({"step": step, **held_out.summary(model, tokenizer, eval_rows)})
-            tqdm.write(str(curve[-1]))
+            ConsoleBar.write(str(curve[-1]))
 
     start = time.time()
     losses = run_sft(
