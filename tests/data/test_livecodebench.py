@@ -134,14 +134,15 @@ def test_window_bounds_and_compressed_private_tests(tmp_path):
     assert len(rows[1]["tests"]) == 2
 
 
-def test_malicious_pickle_is_refused():
+def test_malicious_pickle_is_refused(capsys):
     class Evil:
         def __reduce__(self):
             return (print, ("pwned",))
 
     raw = base64.b64encode(zlib.compress(pickle.dumps(Evil()))).decode()
-    with pytest.raises(ValueError, match="UnpicklingError: refusing to load global"):
+    with pytest.raises(ValueError, match="the pickle holds STACK_GLOBAL, not only one JSON"):
         decode_test_cases(raw)
+    assert "pwned" not in capsys.readouterr().out  # refused before anything was loaded
     rec = _record(private_test_cases=raw)
     with pytest.raises(DataError, match=r"row 1, field 'private_test_cases': cannot decode"):
         convert_livecodebench([rec], "f.jsonl")

@@ -6,9 +6,11 @@ question_id, contest_date, starter_code, difficulty, public_test_cases (a JSON s
 and, in the HF release files, private_test_cases.
 
 ``private_test_cases`` is either plain JSON or, in ``code_generation_lite``, base64 of zlib of a
-pickled JSON string (as decoded by the official ``lcb_runner``). We unpickle with an unpickler
-that refuses every global, so only plain strings, numbers and containers can come out: a
-crafted file cannot run code here.
+pickled JSON string (as decoded by the official ``lcb_runner``). The blob is inflated to at most
+``MAX_DECODED_MB`` and its pickle may hold one string and nothing else (checked opcode by opcode
+before it is loaded): a crafted file cannot run code here, nor make a zlib bomb or shared memo
+references cost more than about 3x that bound. ``metadata`` must be a JSON object and its
+``func_name`` a Python identifier.
 
 Rows: ``problem_id = "livecodebench/<question_id>"``, ``tests`` = public then private tests,
 ``fn_name`` = metadata's ``func_name`` (or null: stdin problems), ``starter_code``, ``answer = ""``,
@@ -24,9 +26,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import json
+import keyword
 import pickle
+import pickletools
 import zlib
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -60,9 +63,43 @@ def build_code_prompt(question: str, starter_code: str) -> str:
     return text + "### Answer: (use the provided format with backticks)\n\n"
 
 
-class _DataOnlyUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing to load global {module}.{name}")
+# What one test field may decode to: a zlib bomb stops here (1.9 MB of base64 inflated to
+# 1.5 GB). Peak memory per field is about 3x this: the inflated bytes, the string the pickle
+# holds and its JSON parse.
+MAX_DECODED_MB = 256
+# LiveCodeBench pickles one JSON string (lcb_runner: json.loads(pickle.loads(...))). Any other
+# opcode is refused before unpickling: no globals (no code runs), and no memo references that
+# make one 8 MB string hundreds of tests.
+_STRING_PICKLE_OPS = {
+    "PROTO", "FRAME", "STOP", "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT",
+    "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE",
+    "SHORT_BINBYTES", "BINBYTES", "BINBYTES8",
+}  # fmt: skip
+_STRING_PICKLE_MAX_OPS = 16
+
+
+def _inflate(data: bytes) -> bytes:
+    """zlib-decompress at most MAX_DECODED_MB; more is a ValueError, not an out-of-memory."""
+    limit = MAX_DECODED_MB << 20
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, limit + 1)
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise ValueError(f"it decompresses to more than {MAX_DECODED_MB} MB")
+    return out
+
+
+def _string_pickle(blob: bytes) -> str | bytes:
+    """The one string a LiveCodeBench pickle holds; anything else is a ValueError."""
+    for count, (opcode, _, _) in enumerate(pickletools.genops(blob)):
+        if opcode.name not in _STRING_PICKLE_OPS:
+            raise ValueError(f"the pickle holds {opcode.name}, not only one JSON string")
+        if count >= _STRING_PICKLE_MAX_OPS:  # a string needs a handful; more is padding
+            raise ValueError(f"the pickle has more than {_STRING_PICKLE_MAX_OPS} opcodes")
+    payload = pickle.loads(blob)
+    if not isinstance(payload, str | bytes):
+        kind = type(payload).__name__  # a ValueError: callers report every decoding failure so
+        raise ValueError(f"the pickle holds a {kind}, not a JSON string")  # noqa: TRY004
+    return payload
 
 
 def decode_test_cases(raw: str) -> Any:
@@ -74,15 +111,13 @@ def decode_test_cases(raw: str) -> Any:
     except RecursionError:
         raise ValueError("nested too deeply to read as JSON") from None
     try:
-        payload = _DataOnlyUnpickler(
-            io.BytesIO(zlib.decompress(base64.b64decode(raw, validate=True)))
-        ).load()
+        payload = _string_pickle(_inflate(base64.b64decode(raw, validate=True)))
     except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as err:
         raise ValueError(
             f"neither JSON ({as_json}) nor LiveCodeBench's base64 of zlib of a pickle "
             f"({type(err).__name__}: {err})"
         ) from None
-    return json.loads(payload) if isinstance(payload, str | bytes) else payload
+    return json.loads(payload)
 
 
 def _parse_tests(file: Any, i: int, raw: Any, column: str) -> list[dict[str, str]]:
@@ -119,16 +154,31 @@ def check_gradable(file: Any, i: int, tests: list[dict[str, str]], fn_name: str 
         raise DataError(file, f"a test the grader cannot use: {err}", i, "tests") from None
 
 
-def _fn_name(file: Any, i: int, rec: dict[str, Any], tests: list[dict[str, str]]) -> str | None:
-    raw = rec.get("metadata") or "{}"
+def _metadata(file: Any, i: int, rec: dict[str, Any]) -> dict[str, Any]:
+    raw = rec.get("metadata")
+    if raw is None or raw == "":
+        return {}
     try:
-        meta = json.loads(raw) if isinstance(raw, str) else dict(raw)
-    except (json.JSONDecodeError, TypeError, ValueError) as err:
-        raise DataError(file, f"metadata is not a JSON object: {err}", i, "metadata") from err
-    fn_name = meta.get("func_name")
-    if any(t["testtype"] == "functional" for t in tests) and not fn_name:
-        raise DataError(file, "functional tests need metadata.func_name", i, "metadata")
-    return fn_name or None
+        meta = json.loads(raw) if isinstance(raw, str) else raw
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise DataError(file, f"metadata is not a JSON object: {err}", i, "metadata") from None
+    if not isinstance(meta, dict):
+        kind = "null" if meta is None else type(meta).__name__
+        raise DataError(file, f"metadata must be a JSON object, got {kind}", i, "metadata")
+    return meta
+
+
+def _fn_name(file: Any, i: int, rec: dict[str, Any], tests: list[dict[str, str]]) -> str | None:
+    fn_name = _metadata(file, i, rec).get("func_name")
+    if fn_name in (None, ""):
+        if any(t["testtype"] == "functional" for t in tests):
+            raise DataError(file, "functional tests need metadata.func_name", i, "metadata")
+        return None
+    # The harness calls Solution().<func_name>: anything but a name fails every response.
+    if not isinstance(fn_name, str) or not fn_name.isidentifier() or keyword.iskeyword(fn_name):
+        shown = repr(fn_name)[:80]
+        raise DataError(file, f"func_name {shown} is not a Python identifier", i, "metadata")
+    return fn_name
 
 
 def _contest_date(file: Any, i: int, rec: dict[str, Any]) -> date:

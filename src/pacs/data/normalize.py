@@ -6,6 +6,11 @@ only stripped of surrounding whitespace. Booleans, NaN, infinities, empty string
 is not valid Unicode (a lone surrogate) are errors. Integers of any length are canonicalised as
 text (Python refuses ``int()`` past 4300 digits; a 5,000-digit answer is still an answer).
 
+The grader's rules for golds apply here, so that a bad gold fails preparation rather than every
+response: text holding only math delimiters (``$$``) or braces that do not balance is refused;
+a float or e-notation text is written out positionally (``1e-05`` -> ``"0.00001"``, which
+``\\boxed{0.00001}`` matches; math-verify reads ``1e-05`` as 1·e^-5). docs/grading_policy.md.
+
 Benchmarks whose answers are integers by construction (AIME: 0-999) also go through
 :func:`integer_answer`, which refuses anything else (``"abc"``, ``12.5``, ``1000``).
 
@@ -19,6 +24,7 @@ import re
 from typing import Any
 
 from pacs.data.errors import DataError
+from pacs.rewards.math import float_text, gold_defect, is_e_notation, positional_decimal
 
 _INT_RE = re.compile(r"[+-]?\d+")
 _INT_FLOAT_RE = re.compile(r"([+-]?\d+)\.0*")
@@ -43,7 +49,7 @@ def normalize_answer(value: Any, *, file: Any, index: int, field: str = "answer"
     if isinstance(value, float):
         if not math.isfinite(value):
             raise DataError(file, f"answer is {value!r}", index, field)
-        return str(int(value)) if value.is_integer() else repr(value)
+        return str(int(value)) if value.is_integer() else float_text(value)
     if isinstance(value, str):
         return _normalize_text(value, file, index, field)
     if hasattr(value, "item"):  # numpy scalars and the like
@@ -61,10 +67,19 @@ def _normalize_text(value: str, file: Any, index: int, field: str) -> str:
     text = value.strip()
     if not text:
         raise DataError(file, "answer is empty", index, field)
+    defect = gold_defect(text)
+    if defect:  # the grader could grade no response against it
+        raise DataError(file, f"answer {_shown(text)} {defect}", index, field)
     if _INT_RE.fullmatch(text):
         return canonical_integer(text)
     match = _INT_FLOAT_RE.fullmatch(text)
-    return canonical_integer(match.group(1)) if match else text
+    if match:
+        return canonical_integer(match.group(1))
+    return positional_decimal(text) if is_e_notation(text) else text
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 80 else f"{text[:40]!r}... ({len(text)} characters)"
 
 
 def integer_answer(
@@ -82,8 +97,7 @@ def integer_answer(
     answer = normalize_answer(value, file=file, index=index, field=field)
     if not (_INT_RE.fullmatch(answer) and _in_range(answer, low, high)):
         bounds = f"from {low} to {high}" if high is not None else f">= {low}"
-        text = str(value)
-        shown = repr(value) if len(text) <= 80 else f"{text[:40]!r}... ({len(text)} characters)"
+        shown = repr(value) if len(str(value)) <= 80 else _shown(str(value))
         raise DataError(file, f"{what} are integers {bounds}, got {shown}", index, field)
     return answer
 

@@ -16,14 +16,15 @@ import signal
 import sys
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
-from functools import lru_cache
 
 import math_verify.grader
 import math_verify.parser
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from sympy import Integer
 
+from pacs.rewards._limits import check_seconds
 from pacs.rewards._mathjob import FLOAT_ROUNDING, MathJob, float_rounding
 from pacs.rewards.result import GradeResult
 
@@ -51,8 +52,17 @@ class DeadlineExceeded(BaseException):
     """Raised by our SIGALRM handler; BaseException so library ``except Exception`` passes it on."""
 
 
+class _Block:
+    """Whether a ``deadline`` block is running: the handler raises only then."""
+
+    active = False
+
+
 def _raise_deadline(signum, frame):
-    raise DeadlineExceeded()
+    # A repeat (or a first alarm) that lands outside the block, before it was marked active or
+    # after the mark was cleared, does nothing: it can never reach the caller's own code.
+    if _Block.active:
+        raise DeadlineExceeded()
 
 
 def _swallowed_deadline_refires(hook):
@@ -60,12 +70,13 @@ def _swallowed_deadline_refires(hook):
 
     Other unraisable exceptions go to ``hook``. Ours never reach it: it is control flow, not an
     error, and a repeat alarm landing inside a slow hook (pytest's formats a traceback) would
-    break the hook itself.
+    break the hook itself. Outside a block (someone kept this hook) it arms nothing.
     """
 
     def unraisable_hook(unraisable):
         if isinstance(unraisable.exc_value, DeadlineExceeded):
-            signal.setitimer(signal.ITIMER_REAL, 1e-3, REFIRE_S)
+            if _Block.active:
+                signal.setitimer(signal.ITIMER_REAL, 1e-3, REFIRE_S)
             return
         hook(unraisable)
 
@@ -76,28 +87,35 @@ def _swallowed_deadline_refires(hook):
 def deadline(seconds: float):
     """Raise ``DeadlineExceeded`` in the block after ``seconds``, again every ``REFIRE_S``.
 
-    Main thread only. A timer the caller had armed (verl's ``compute_score_timeout`` uses SIGALRM
-    too) is re-armed afterwards with its remaining time, and its handler restored.
+    Main thread only; blocks do not nest. A timer the caller had armed (verl's
+    ``compute_score_timeout`` uses SIGALRM too) is re-armed afterwards with its remaining time,
+    and its handler and unraisable hook are restored on every path.
     """
+    seconds = check_seconds("timeout", seconds)
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("deadline() needs the main thread; run the job in a worker process")
+    if _Block.active:
+        raise RuntimeError("deadline() blocks do not nest")
     old_unraisable_hook = sys.unraisablehook
-    sys.unraisablehook = _swallowed_deadline_refires(old_unraisable_hook)
-    old_handler = signal.signal(signal.SIGALRM, _raise_deadline)
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds, REFIRE_S)
+    old_handler = signal.getsignal(signal.SIGALRM)
+    old_delay, old_interval = 0.0, 0.0
     start = time.monotonic()
     try:
+        signal.signal(signal.SIGALRM, _raise_deadline)
+        sys.unraisablehook = _swallowed_deadline_refires(old_unraisable_hook)
+        old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds, REFIRE_S)
+        # Marked active only now: an alarm that fired already (a tiny timeout) did nothing, and
+        # the repeat REFIRE_S later raises inside the block.
+        _Block.active = True
         yield
     finally:
-        # A repeat may fire while we clean up; retry until the timer is off (the first statement
-        # of the loop body is already inside the try, so no repeat can escape this block).
-        while True:
-            try:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                break
-            except DeadlineExceeded:
-                continue
-        signal.signal(signal.SIGALRM, old_handler)
+        # First thing: from here on an alarm does nothing, so the cleanup below always runs.
+        # (CPython runs a signal handler only at its eval-breaker checks; a pending alarm could
+        # still raise at the yield before we get here, which is inside the block: a timeout.)
+        _Block.active = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if old_handler is not None:  # None: a handler set from C, which Python cannot restore
+            signal.signal(signal.SIGALRM, old_handler)
         sys.unraisablehook = old_unraisable_hook
         if old_delay > 0:
             remaining = old_delay - (time.monotonic() - start)
@@ -105,10 +123,59 @@ def deadline(seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3), old_interval)
 
 
-@lru_cache(maxsize=4096)
+class SizedCache:
+    """Least recently used entries, bounded by an estimate of their bytes rather than their count.
+
+    ``weight(key)`` estimates an entry's bytes; an entry heavier than ``max_entry`` is not kept.
+    """
+
+    def __init__(self, max_bytes: int, max_entry: int, weight) -> None:
+        self.max_bytes, self.max_entry, self._weight = max_bytes, max_entry, weight
+        self._items: OrderedDict = OrderedDict()
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key, default=None):
+        if key not in self._items:
+            return default
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def put(self, key, value) -> None:
+        size = self._weight(key)
+        if size > self.max_entry or key in self._items:
+            return
+        self._items[key] = value
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            old, _ = self._items.popitem(last=False)
+            self.bytes -= self._weight(old)
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+
+# Per entry: the key's characters plus ~300 bytes of tuple, dict slot and str headers. A parsed
+# gold (a sympy tree) is larger than its text: counted at 32 bytes per character.
+ENTRY_OVERHEAD = 300
+VERDICT_CACHE_BYTES = 32 << 20
+GOLD_CACHE_BYTES = 32 << 20
+_VERDICTS = SizedCache(
+    VERDICT_CACHE_BYTES, 1 << 20, lambda key: ENTRY_OVERHEAD + len(key[0]) + len(key[1])
+)
+_GOLDS = SizedCache(GOLD_CACHE_BYTES, 1 << 20, lambda gold: ENTRY_OVERHEAD + 32 * len(gold))
+
+
 def _parse_gold(gold: str) -> tuple:
     # Golds repeat across the n samples of a problem: parse each once per process.
-    return tuple(parse_boxed(gold))
+    parsed = _GOLDS.get(gold)
+    if parsed is None:
+        parsed = tuple(parse_boxed(gold))
+        _GOLDS.put(gold, parsed)
+    return parsed
 
 
 def parse_boxed(content: str) -> list:
@@ -150,15 +217,68 @@ def compare(job: MathJob) -> GradeResult:
     )
 
 
-@lru_cache(maxsize=65536)
 def _strict_verdict(gold: str, answer: str) -> bool:
     # The n samples of a problem repeat the same few answers: verify each (gold, answer) once.
-    return verify(
-        list(_parse_gold(gold)),
-        parse_boxed(answer),
-        float_rounding=float_rounding(gold, answer),
-        timeout_seconds=None,
-    )
+    verdict = _VERDICTS.get((gold, answer))
+    if verdict is None:
+        rounding = float_rounding(gold, answer)
+        verdict = not _false_equation(gold, answer, rounding) and verify(
+            list(_parse_gold(gold)),
+            parse_boxed(answer),
+            float_rounding=rounding,
+            timeout_seconds=None,
+        )
+        _VERDICTS.put((gold, answer), verdict)
+    return verdict
+
+
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def equation_sides(answer: str) -> list[str] | None:
+    """The sides of ``a = b = c`` split at top-level ``=``; None for anything else.
+
+    Not an equation: no ``=``, a side that is empty, a comparison (``<=``, ``\\ne`` has no ``=``),
+    or a top-level comma or semicolon (a system such as ``x = 1, y = 2``: math-verify's).
+    """
+    sides, depth, start = [], 0, 0
+    for pos, char in enumerate(answer):
+        if char in "{(":
+            depth += 1
+        elif char in "})":
+            depth -= 1
+        elif depth == 0 and char in ",;":
+            return None
+        elif depth == 0 and char == "=":
+            sides.append(answer[start:pos])
+            start = pos + 1
+    sides.append(answer[start:])
+    sides = [side.strip() for side in sides]
+    if len(sides) < 2 or not all(sides) or any(side[-1] in "<>!:" for side in sides[:-1]):
+        return None
+    return sides
+
+
+def _false_equation(gold: str, answer: str, rounding: int) -> bool:
+    """An equation whose variable-free sides are not all equal to its last side (``1 = 2``).
+
+    math-verify compares an equation by its right side, so ``\\boxed{1=2}`` scored 1 against 2.
+    Sides naming a variable (``x = 2``, ``a+b = 5``) are names, not claims: they are skipped.
+    A gold that is itself an equation is left to math-verify.
+    """
+    if "=" not in answer or "=" in gold:
+        return False
+    sides = equation_sides(answer)
+    if sides is None:
+        return False
+    last = parse_boxed(sides[-1])
+    for side in sides[:-1]:
+        if _LETTER.search(_COMMAND.sub("", side)):
+            continue
+        if not verify(last, parse_boxed(side), float_rounding=rounding, timeout_seconds=None):
+            return True
+    return False
 
 
 def run_job(job: MathJob) -> GradeResult:

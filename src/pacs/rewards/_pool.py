@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
 from typing import Any
 
+from pacs.rewards._limits import MAX_SECONDS, check_seconds
+
 Outcome = tuple[str, Any]
 
 _READY = "ready"
@@ -34,6 +36,8 @@ _READY = "ready"
 START_TIMEOUT_S = 120.0
 # A worker that dies this many times in a row before becoming ready means the pool is broken.
 MAX_START_FAILURES = 3
+# An item's limit is the grader's own (at most MAX_SECONDS) plus a kill grace.
+ITEM_TIMEOUT_MAX_S = MAX_SECONDS + 60.0
 
 
 def _context(preload: Sequence[str]) -> multiprocessing.context.BaseContext:
@@ -143,8 +147,7 @@ class DeadlinePool:
     ) -> None:
         if workers < 1:
             raise ValueError(f"DeadlinePool needs workers >= 1, got {workers}")
-        if item_timeout <= 0:
-            raise ValueError(f"item_timeout must be > 0, got {item_timeout}")
+        item_timeout = check_seconds("item_timeout", item_timeout, ITEM_TIMEOUT_MAX_S)
         self._ctx = _context(preload)
         self._job_fn = job_fn
         self._memory_mb = memory_mb
@@ -267,7 +270,7 @@ class SharedRunner:
         self._ctx = _context(preload)
         self._job_fn = job_fn
         self._memory_mb = memory_mb
-        self.item_timeout = item_timeout
+        self.item_timeout = check_seconds("item_timeout", item_timeout, ITEM_TIMEOUT_MAX_S)
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
@@ -280,6 +283,7 @@ class SharedRunner:
 
     def run(self, job: Any, item_timeout: float | None = None) -> Outcome:
         timeout = self.item_timeout if item_timeout is None else item_timeout
+        timeout = check_seconds("item_timeout", timeout, ITEM_TIMEOUT_MAX_S)
         worker = self._idle.get()
         try:
             try:

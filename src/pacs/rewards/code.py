@@ -58,6 +58,7 @@ from typing import Any
 
 from pacs.rewards import _cgroup
 from pacs.rewards._compare import parse_json, stdout_matches, values_equal
+from pacs.rewards._limits import check_megabytes, check_seconds
 from pacs.rewards.result import GradeResult
 
 __all__ = ["CodeResult", "SandboxError", "SandboxUnavailable", "grade", "run_tests"]
@@ -123,7 +124,7 @@ SECCOMP_DENIED = (
 )
 _HARNESS_STATUSES = ("done", "runtime_error", "memory_error", "unserializable")
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_FENCE_TAG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
 _PYTHON_TAGS = {"python", "python3", "py", "py3"}
 
 
@@ -150,12 +151,30 @@ class SandboxUnavailable(RuntimeError):
 
 def extract_code(response: str) -> str | None:
     """The last ```python fenced block; failing that, the last untagged ``` block."""
-    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(response)]
+    blocks = fenced_blocks(response)
     for wanted in (lambda tag: tag in _PYTHON_TAGS, lambda tag: tag == ""):
         chosen = [body for tag, body in blocks if wanted(tag)]
         if chosen and chosen[-1].strip():
             return chosen[-1]
     return None
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(lower-case tag, body) of each fenced block, in order, in one pass over ``text``.
+
+    A block opens with ``` and the rest of its line (the tag: the word after the backticks) and
+    ends at the next ```. The regex this replaces was quadratic on long runs of backticks.
+    """
+    blocks, pos = [], 0
+    while True:
+        start = text.find("```", pos)
+        line_end = text.find("\n", start + 3) if start >= 0 else -1
+        close = text.find("```", line_end + 1) if line_end >= 0 else -1
+        if close < 0:  # no later fence can close either: every later ``` lies before line_end
+            return blocks
+        tag = _FENCE_TAG.match(text, start + 3, line_end).group(1).lower()
+        blocks.append((tag, text[line_end + 1 : close]))
+        pos = close + 3
 
 
 # ----------------------------------------------------------------------------- test validation
@@ -223,8 +242,8 @@ def run_tests(
     memory_mb: int = 1024,
 ) -> CodeResult:
     """Run ``program`` on every test, each in a fresh sandboxed process (LCB's 6 s default)."""
-    if timeout_s <= 0 or memory_mb <= 0:
-        raise ValueError(f"timeout_s and memory_mb must be > 0, got {timeout_s}, {memory_mb}")
+    timeout_s = check_seconds("timeout_s", timeout_s)
+    memory_mb = check_megabytes("memory_mb", memory_mb)
     checked = check_tests(tests, fn_name)
     sandbox_layers()  # refuses (SandboxUnavailable) before any program runs unconfined
     statuses, errors, layers = [], [], {}
@@ -527,6 +546,7 @@ def grade(
     """
     if not isinstance(response, str):
         raise TypeError(f"response has type {type(response).__name__}, expected str")
+    limits = _checked_limits(limits)
     program = extract_code(response)
     if program is None:
         return GradeResult(0.0, None, "no_answer", {"tests_status": []})
@@ -542,6 +562,19 @@ def grade(
         "missing_layers": result.layers.get("missing", []),
     }
     return GradeResult(1.0 if result.passed else 0.0, program, "ok", details)
+
+
+def _checked_limits(limits: dict[str, Any]) -> dict[str, Any]:
+    """``timeout_s`` and ``memory_mb`` checked before any response is looked at."""
+    unknown = sorted(set(limits) - {"timeout_s", "memory_mb"})
+    if unknown:
+        raise TypeError(f"unknown limit(s) {unknown}; expected timeout_s and memory_mb")
+    checked = dict(limits)
+    if "timeout_s" in limits:
+        checked["timeout_s"] = check_seconds("timeout_s", limits["timeout_s"])
+    if "memory_mb" in limits:
+        checked["memory_mb"] = check_megabytes("memory_mb", limits["memory_mb"])
+    return checked
 
 
 def sandbox_mode() -> str:

@@ -15,7 +15,7 @@ import random
 import re
 from pathlib import Path
 
-from pacs.rewards.math import extract_boxed
+from pacs.rewards.math import extract_boxed, last_box_command
 from pacs.rewards.result import GradeResult
 
 LETTERS = "ABCD"
@@ -37,7 +37,13 @@ PROMPT_TEMPLATE = (
 
 # "ANSWER: B", "**Answer:** (B)", "Final answer: $B$"; the keyword in any case, the letter upper
 # case and standing alone (so "Answer: A bit more work" is not an answer).
-_ANSWER_LINE = re.compile(r"(?i:answer)\**[ \t]*:[ \t]*\**[ \t]*\$?\(?([A-D])\)?(?![A-Za-z0-9])")
+# No two runs of the same characters touch (the old "[ \t]*\**[ \t]*" split a run of spaces
+# every way: quadratic).
+_ANSWER_LINE = re.compile(r"(?i:answer)\**[ \t]*:(?:[ \t]|\*)*\$?\(?([A-D])\)?(?![A-Za-z0-9])")
+# A hedge right after the chosen letter: "A or B", "A/B", "A, C", "(A) and (D)".
+_HEDGE = re.compile(
+    r"\)?\$?[ \t]*(?:[,/&]|(?i:and/or|or|and)(?![A-Za-z]))[ \t]*\$?\(?[A-D]\)?(?![A-Za-z0-9])"
+)
 _BOXED_LETTER = re.compile(r"\(?([A-D])\)?(?:[\s.:)].*)?", re.DOTALL)
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}")
 
@@ -101,26 +107,37 @@ def build_prompt(question: str, options: list[str]) -> str:
 
 def extract_choice(response: str) -> str | None:
     """The chosen letter: the last "ANSWER: X" or ``\\boxed{X}``, whichever comes later."""
+    choice = _last_choice(response)
+    return None if choice is None else choice[1]
+
+
+def _last_choice(response: str) -> tuple[int, str, bool] | None:
+    """(position, letter, hedged) of the last answer line or boxed letter; hedged: it names
+    another option too ("ANSWER: A or B")."""
     candidates = []
-    answer_lines = list(_ANSWER_LINE.finditer(response))
-    if answer_lines:
-        candidates.append((answer_lines[-1].start(), answer_lines[-1].group(1)))
+    line = None
+    for line in _ANSWER_LINE.finditer(response):
+        pass
+    if line is not None:
+        hedged = _HEDGE.match(response, line.end(1)) is not None
+        candidates.append((line.start(), line.group(1), hedged))
     boxed = _boxed_letter(response)
     if boxed is not None:
         candidates.append(boxed)
-    return max(candidates)[1] if candidates else None
+    return max(candidates) if candidates else None
 
 
-def _boxed_letter(response: str) -> tuple[int, str] | None:
-    content = extract_boxed(response)
+def _boxed_letter(response: str) -> tuple[int, str, bool] | None:
+    command = last_box_command(response)
+    content = extract_boxed(response) if command is not None else None
     if content is None:
         return None
     content = _TEXT_WRAPPER.sub(r"\1", content).strip()
     match = _BOXED_LETTER.fullmatch(content)
     if not match:
         return None
-    position = max(response.rfind("\\boxed"), response.rfind("\\fbox"))
-    return position, match.group(1)
+    hedged = _HEDGE.match(content, match.end(1)) is not None
+    return command.start(), match.group(1), hedged
 
 
 def grade(response: str, gold_letter: str) -> GradeResult:
@@ -129,7 +146,10 @@ def grade(response: str, gold_letter: str) -> GradeResult:
         raise ValueError(f"gold letter must be one of {list(LETTERS)}, got {gold_letter!r}")
     if not isinstance(response, str):
         raise TypeError(f"response has type {type(response).__name__}, expected str")
-    choice = extract_choice(response)
+    choice = _last_choice(response)
     if choice is None:
         return GradeResult(0.0, None, "no_answer")
-    return GradeResult(1.0 if choice == gold_letter else 0.0, choice, "ok")
+    _, letter, hedged = choice
+    if hedged:  # naming two options is not choosing one
+        return GradeResult(0.0, letter, "ok", {"hedged": True})
+    return GradeResult(1.0 if letter == gold_letter else 0.0, letter, "ok")

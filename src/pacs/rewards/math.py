@@ -38,6 +38,7 @@ from math import isfinite  # the standard library's math (this module is pacs.re
 from numbers import Integral, Real
 from typing import Any
 
+from pacs.rewards._limits import check_seconds
 from pacs.rewards._mathjob import MathJob
 from pacs.rewards.result import STATUSES, GradeResult
 
@@ -48,8 +49,17 @@ KILL_GRACE_S = 0.5
 # Address-space cap of a grader worker: a runaway sympy expansion fails there, not in the machine.
 WORKER_MEMORY_MB = 4096
 SHARED_WORKERS = 2
+# A response longer than this is not graded (status "timeout", details say why): far above any
+# model output (32k tokens are ~130k characters), and every step before the deadline is linear.
+MAX_RESPONSE_CHARS = 1_000_000
+# An answer (box content) longer than this that the fast path left undecided does not go to
+# math-verify (status "timeout"): its parse could not finish within any sensible deadline.
+MAX_ANSWER_CHARS = 10_000
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
+# The command, not followed by a letter ("\\fboxsep" is another command): (?![^\W\d_]) = no letter.
+_BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![^\W\d_])")
+_UNBRACED = re.compile(r"[^\s$]+")
 _BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
 
 
@@ -60,18 +70,13 @@ def extract_boxed(text: str) -> str | None:
     """Content of the last ``\\boxed{...}`` or ``\\fbox{...}``; None if absent or unclosed.
 
     Braces are balanced (``\\{`` and ``\\}`` do not count); ``\\boxed 5`` (no braces) gives the
-    token up to the next space or ``$``.
+    token up to the next space or ``$``. One pass over the text (``\\boxedx``, another command,
+    is not a box however many there are).
     """
-    end = len(text)
-    while True:
-        start = max(text.rfind(cmd, 0, end) for cmd in _BOX_COMMANDS)
-        if start < 0:
-            return None
-        pos = start + len(next(c for c in _BOX_COMMANDS if text.startswith(c, start)))
-        if pos < len(text) and text[pos].isalpha():  # "\fboxsep": another command, not a box
-            end = start
-            continue
-        break
+    command = last_box_command(text)
+    if command is None:
+        return None
+    pos = command.end()
     while pos < len(text) and text[pos] in " \t":
         pos += 1
     if pos >= len(text):
@@ -79,6 +84,14 @@ def extract_boxed(text: str) -> str | None:
     if text[pos] != "{":
         return _unbraced_token(text, pos)
     return _balanced_content(text, pos)
+
+
+def last_box_command(text: str) -> re.Match | None:
+    """The last ``\\boxed`` / ``\\fbox`` command (not ``\\fboxsep``), or None."""
+    last = None
+    for last in _BOX_COMMAND.finditer(text):
+        pass
+    return last
 
 
 def _balanced_content(text: str, open_pos: int) -> str | None:
@@ -96,7 +109,7 @@ def _balanced_content(text: str, open_pos: int) -> str | None:
 
 
 def _unbraced_token(text: str, pos: int) -> str | None:
-    match = re.match(r"[^\s$]+", text[pos:])
+    match = _UNBRACED.match(text, pos)
     return match.group(0) if match else None
 
 
@@ -137,28 +150,80 @@ def normalize_answer(s: str) -> str:
 # Thousands separators: a comma, spacing commands, "~", "{,}" and (thin, no-break) spaces.
 _SEPARATOR = r"(?:,|\\[,;: ]|~|\{,\}|[ \u2009\u202f\u00a0])"
 _GROUPED = re.compile(rf"[+-]?\d{{1,3}}(?:({_SEPARATOR})\d{{3}})(?:\1\d{{3}})*(?:\.\d+)?")
-_PERCENT = re.compile(r"(?:\s|\\[,;:! ]|~)*\\?%$")
-_REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*(?:\{(\d+)\}|(\d))")
+# Every pattern that starts with a run of digits (or may) is anchored where the run starts,
+# (?<!\d): tried at every digit of a long run, its backtracking made canonical() quadratic.
+_REPEATING = re.compile(r"(?<!\d)(\d*)\.(\d*)\\overline\s*(?:\{(\d+)\}|(\d))")
+# A repeating decimal is turned into a fraction only up to this many digits (int() refuses more
+# than 4300); a longer one is left as written, for math-verify under the deadline.
+REPEATING_DIGITS = 1000
+_E_NOTATION = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)[eE][+-]?\d{1,4}")
+# e-notation is written out only for exponents this small (10^±300: floats' range).
+E_NOTATION_EXPONENT = 300
+_PERCENT_TAIL = ("\\%", "%")
+_TRAILING_SPACING = ("\\,", "\\;", "\\:", "\\!", "\\ ", "~")
 # Digits apart with only spacing between them: math-verify multiplies them ("1\,000" = 0).
-_SPACED_DIGITS = re.compile(r"\d(?:\s|\\[,;:! ]|~|[\u2009\u202f\u00a0])+\d")
+# \s already holds the thin and no-break spaces: listing them again made the alternatives
+# overlap, and the backtracking exponential (30 thin spaces between a digit and a letter: hours).
+_SPACED_DIGITS = re.compile(r"\d(?:\s|\\[,;:! ]|~)+\d")
 
 
 def canonical(s: str) -> str:
-    r"""Number notations math-verify misreads, rewritten (strict mode; docs/design.md §8).
+    r"""Number notations math-verify misreads, rewritten (strict mode; docs/grading_policy.md).
 
     ``1\,000\,000``, ``1~000``, ``1{,}000``, ``1 000`` (one separator kind, groups of three)
     -> ``1000000``...; ``25\%`` -> ``25`` (a percentage compares as its number);
-    ``0.1\overline{6}`` -> ``\frac{1}{6}``. Anything else is returned stripped, unchanged.
+    ``0.1\overline{6}`` -> ``\frac{1}{6}``; ``1.5e3`` -> ``1500``; unicode ``½``, ``√2``, ``π``,
+    ``x²``, ``−`` -> LaTeX. Anything else is returned stripped, unchanged. Linear in ``len(s)``.
     """
-    s = _PERCENT.sub("", s.strip().strip("$").strip()).strip()
+    s = _strip_percent(s.strip().strip("$").strip())
+    if not s.isascii():
+        s = unicode_to_latex(s)
     match = _GROUPED.fullmatch(s)
     if match:
         s = s.replace(match.group(1), "")
-    return _REPEATING.sub(_repeating_fraction, s)
+    if is_e_notation(s):
+        s = positional_decimal(s)
+    return _REPEATING.sub(_repeating_fraction, s) if "\\overline" in s else s
+
+
+def _strip_percent(s: str) -> str:
+    """``25 \\% `` -> ``25``: a trailing percent sign and the spacing before it. By index, one
+    pass: a regex anchored at the end is tried at every position (quadratic on many spaces)."""
+    for tail in _PERCENT_TAIL:
+        if s.endswith(tail):
+            end = len(s) - len(tail)
+            break
+    else:
+        return s
+    while True:
+        while end and s[end - 1].isspace():
+            end -= 1
+        spacing = next((t for t in _TRAILING_SPACING if s.endswith(t, 0, end)), None)
+        if spacing is None:
+            return s[:end].strip()
+        end -= len(spacing)
+
+
+def is_e_notation(s: str) -> bool:
+    """A plain number in e-notation: ``1.5e3``, ``-2E-07`` (no spaces, nothing else)."""
+    return _E_NOTATION.fullmatch(s) is not None
+
+
+def positional_decimal(s: str) -> str:
+    """``1.5e3`` -> ``1500``, ``1e-05`` -> ``0.00001``; a huge exponent stays as written."""
+    value = Decimal(s)
+    if abs(value.adjusted()) > E_NOTATION_EXPONENT:
+        return s
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
 
 
 def _repeating_fraction(match: re.Match) -> str:
     whole, fixed, repeat = match.group(1) or "0", match.group(2), match.group(3) or match.group(4)
+    if len(whole) + len(fixed) + len(repeat) > REPEATING_DIGITS:
+        return match.group(0)
     # 0.1(6): (16 - 1) / 90; whole + (fixed repeat - fixed) / (10^len(fixed) * (10^len(rep) - 1))
     denominator = (10 ** len(repeat) - 1) * 10 ** len(fixed)
     numerator = int(whole) * denominator + int(fixed + repeat) - int(fixed or "0")
@@ -166,6 +231,59 @@ def _repeating_fraction(match: re.Match) -> str:
     if value.denominator == 1:
         return str(value.numerator)
     return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
+_UNICODE_SYMBOLS = str.maketrans(
+    {
+        "\u2212": "-",  # minus sign
+        "\u2013": "-",  # en dash, as models write a minus
+        "\u00d7": "\\times ",
+        "\u22c5": "\\cdot ",
+        "\u00b7": "\\cdot ",
+        "\u00f7": "\\div ",
+        "\u03c0": "\\pi ",
+        "\u221e": "\\infty ",
+        "\u2264": "\\le ",
+        "\u2265": "\\ge ",
+        "\u2260": "\\ne ",
+        "\u2044": "/",  # fraction slash
+    }
+)
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5)}
+_VULGAR |= {"⅖": (2, 5), "⅗": (3, 5), "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7)}
+_VULGAR |= {"⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8), "⅑": (1, 9), "⅒": (1, 10)}
+_VULGAR_RE = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")
+_ROOTS = {"√": "\\sqrt", "∛": "\\sqrt[3]", "∜": "\\sqrt[4]"}
+_ROOT_RE = re.compile(r"([√∛∜])\s*(\d+(?:\.\d+)?|[A-Za-z]|\\[A-Za-z]+|\{[^{}]*\}|\([^()]*\))?")
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻"
+_SUPERSCRIPT_RE = re.compile(f"[{_SUPERSCRIPTS}]+")
+_FROM_SUPERSCRIPT = str.maketrans(_SUPERSCRIPTS, "0123456789+-")
+
+
+def unicode_to_latex(s: str) -> str:
+    """``½`` -> ``\\frac{1}{2}`` (``2½`` -> ``\\frac{5}{2}``), ``√2`` -> ``\\sqrt{2}``, ``x²`` ->
+    ``x^{2}``, ``π`` -> ``\\pi``, ``−`` -> ``-``, ``×`` -> ``\\times``: math-verify reads none
+    of them."""
+    s = s.translate(_UNICODE_SYMBOLS)
+    s = _VULGAR_RE.sub(_vulgar_fraction, s)
+    s = _ROOT_RE.sub(_root, s)
+    return _SUPERSCRIPT_RE.sub(lambda m: "^{" + m.group().translate(_FROM_SUPERSCRIPT) + "}", s)
+
+
+def _vulgar_fraction(match: re.Match) -> str:
+    whole, (num, den) = match.group(1), _VULGAR[match.group(2)]
+    if len(whole) > REPEATING_DIGITS:
+        return match.group(0)
+    return f"\\frac{{{int(whole or '0') * den + num}}}{{{den}}}"
+
+
+def _root(match: re.Match) -> str:
+    command, operand = _ROOTS[match.group(1)], match.group(2)
+    if operand is None:
+        return command + " "
+    if operand[0] in "{(":
+        operand = operand[1:-1]
+    return f"{command}{{{operand}}}"
 
 
 def spaced_digits(s: str) -> bool:
@@ -176,7 +294,9 @@ def spaced_digits(s: str) -> bool:
 def normalize_gold(gold: Any) -> str:
     """Canonical gold string: integer-valued golds as plain integers, LaTeX kept as given.
 
-    "025" -> "25" (AIME zero padding), 27.0 -> "27" (AMC floats), 7 -> "7"; "\\frac{1}{2}" stays.
+    "025" -> "25" (AIME zero padding), 27.0 -> "27" (AMC floats), 1e-05 -> "0.00001" (a float
+    in positional notation), 7 -> "7"; "\\frac{1}{2}" stays. A gold the grader cannot use
+    (:func:`gold_defect`: only math delimiters, unbalanced braces) is a ValueError.
     """
     if isinstance(gold, bool) or gold is None:
         raise ValueError(f"gold answer {gold!r} is not a number or a string")
@@ -186,19 +306,54 @@ def normalize_gold(gold: Any) -> str:
         value = float(gold)
         if not isfinite(value):
             raise ValueError(f"gold answer {gold!r} is not a finite number")
-        return str(int(value)) if value.is_integer() else repr(value)
+        return str(int(value)) if value.is_integer() else float_text(value)
     if not isinstance(gold, str):
         raise TypeError(
             f"gold answer {gold!r} has type {type(gold).__name__}, expected str or number"
         )
     text = gold.strip()
-    if not text:
-        raise ValueError("gold answer is empty")
-    match = re.fullmatch(r"([+-]?)0*(\d+?)(?:\.0*)?", text)
-    if match:  # by text: int() refuses more than 4300 digits, and a gold may have more
-        digits = match.group(2)
-        return digits if digits == "0" or match.group(1) != "-" else "-" + digits
-    return text
+    defect = gold_defect(text)
+    if defect:
+        raise ValueError(f"gold answer {text[:80]!r} {defect}")
+    return plain_integer(text) or text
+
+
+def float_text(value: float) -> str:
+    """A float's shortest repr in positional notation: 1e-05 -> "0.00001" (repr writes
+    e-notation, which math-verify reads as 1·e^-5)."""
+    text = repr(value)
+    return positional_decimal(text) if "e" in text else text
+
+
+def plain_integer(text: str) -> str | None:
+    """``"+007"``/``"007.00"`` -> ``"7"``, ``"-0"`` -> ``"0"``; None for anything else. By
+    text, one pass: ``int()`` refuses more than 4300 digits, and a gold may have more."""
+    sign = text[:1] if text[:1] in ("+", "-") else ""
+    whole, dot, fraction = text[len(sign) :].partition(".")
+    if not (whole.isascii() and whole.isdigit()) or (dot and fraction.strip("0")):
+        return None
+    digits = whole.lstrip("0") or "0"
+    return "-" + digits if sign == "-" and digits != "0" else digits
+
+
+_DELIMITERS = (("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+
+
+def gold_defect(text: str) -> str | None:
+    """Why the grader cannot use this gold text, or None: empty, only math delimiters (``$$``:
+    every response would grade ``error``), or braces that do not balance."""
+    inner = text.strip()
+    for left, right in _DELIMITERS:
+        if inner.startswith(left) and inner.endswith(right) and len(inner) >= len(left + right):
+            inner = inner[len(left) : len(inner) - len(right)].strip()
+    if not inner.strip("$").strip():
+        return "is empty" if not text.strip() else "holds only math delimiters, no answer"
+    depth = 0
+    for match in _BRACE_OR_ESCAPE.finditer(inner):
+        depth += {"{": 1, "}": -1}.get(match.group(), 0)
+        if depth < 0:
+            break
+    return None if depth == 0 else "has braces that do not balance"
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -220,13 +375,19 @@ def _both_numbers(gold: str, answer: str) -> bool:
 
 def fast_equal(gold: str, answer: str) -> bool:
     """True only when the two are surely equal; False means "not decided here"."""
-    g, a = normalize_answer(gold), normalize_answer(answer)
+    return _fast_compare(normalize_answer(gold), normalize_answer(answer)) is True
+
+
+def _fast_compare(g: str, a: str) -> bool | None:
+    """On normalised forms: True (surely equal), False (two different plain numbers), or None."""
     if not g or not a:
-        return False
+        return None
     if g == a:
         return True
     g_num, a_num = _as_decimal(g), _as_decimal(a)
-    return g_num is not None and a_num is not None and g_num == a_num
+    if g_num is None or a_num is None:
+        return None
+    return g_num == a_num
 
 
 # ----------------------------------------------------------------------------- grading
@@ -237,16 +398,18 @@ def _check_extraction(extraction: str) -> None:
         raise ValueError(f"extraction must be one of {EXTRACTIONS}, got {extraction!r}")
 
 
-def _check_timeout(timeout: float) -> None:
-    if not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+def _too_long(what: str, size: int, limit: int, extracted: str | None) -> GradeResult:
+    reason = f"the {what} has {size:,} characters; at most {limit:,} are graded"
+    return GradeResult(0.0, extracted, "timeout", {"method": "length cap", "reason": reason})
 
 
-def _prepare(response: str, gold: Any, extraction: str, timeout: float):
-    """A final GradeResult when extraction or the fast path decides, else a MathJob."""
-    if not isinstance(response, str):
-        raise TypeError(f"response has type {type(response).__name__}, expected str")
-    gold_text = normalize_gold(gold)
+def _prepare(response: str, gold_text: str, extraction: str, timeout: float):
+    """A final GradeResult when a cap, extraction or the fast path decides, else a MathJob.
+
+    Linear in ``len(response)``: this runs before any deadline.
+    """
+    if len(response) > MAX_RESPONSE_CHARS:
+        return _too_long("response", len(response), MAX_RESPONSE_CHARS, None)
     if extraction == "official":
         return MathJob(gold_text, response, None, "official", timeout)
     extracted = extract_boxed(response)
@@ -254,13 +417,23 @@ def _prepare(response: str, gold: Any, extraction: str, timeout: float):
         return GradeResult(0.0, None, "no_answer")
     extracted = extracted.strip()
     gold_form, answer_form = canonical(gold_text), canonical(extracted)
-    if fast_equal(gold_form, answer_form):
-        return GradeResult(1.0, extracted, "ok", {"method": "fast"})
-    if _both_numbers(gold_form, answer_form):  # two different plain numbers: surely unequal
-        return GradeResult(0.0, extracted, "ok", {"method": "fast"})
+    equal = _fast_compare(normalize_answer(gold_form), normalize_answer(answer_form))
+    if equal is not None:  # equal, or two different plain numbers: surely unequal
+        return GradeResult(1.0 if equal else 0.0, extracted, "ok", {"method": "fast"})
     if spaced_digits(answer_form):
         return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
+    if len(answer_form) > MAX_ANSWER_CHARS:
+        return _too_long("answer", len(answer_form), MAX_ANSWER_CHARS, extracted)
     return MathJob(gold_form, answer_form, extracted, "strict", timeout)
+
+
+def _prepare_or_error(response: str, gold_text: str, extraction: str, timeout: float):
+    """:func:`_prepare`; whatever it raises on one response is that response's verdict."""
+    try:
+        return _prepare(response, gold_text, extraction, timeout)
+    except Exception as exc:  # noqa: BLE001 - one response must never fail its batch
+        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return GradeResult(0.0, None, "error", {"method": "prepare", "error": error})
 
 
 def grade(
@@ -285,17 +458,23 @@ def grade_many(
     Only items the fast path leaves undecided reach math-verify, each distinct one once.
     """
     _check_extraction(extraction)
-    _check_timeout(timeout)
+    timeout = check_seconds("timeout", timeout)
     if len(responses) != len(golds):
         raise ValueError(f"{len(responses)} responses but {len(golds)} golds")
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
-    prepared = []
+    gold_texts = []
     for i, (response, gold) in enumerate(zip(responses, golds)):
-        try:
-            prepared.append(_prepare(response, gold, extraction, timeout))
+        try:  # the caller's mistakes (a response that is not text, a gold we cannot use) raise
+            if not isinstance(response, str):
+                raise TypeError(f"response has type {type(response).__name__}, expected str")
+            gold_texts.append(normalize_gold(gold))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"item {i}: {exc}") from None
+    prepared = [
+        _prepare_or_error(response, gold_text, extraction, timeout)
+        for response, gold_text in zip(responses, gold_texts)
+    ]
     todo = [i for i, p in enumerate(prepared) if not isinstance(p, GradeResult)]
     for i, result in zip(todo, _run_jobs([prepared[i] for i in todo], workers, timeout)):
         prepared[i] = result
