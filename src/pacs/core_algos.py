@@ -17,8 +17,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-SCORE_METHODS = ("rloo", "grpo", "drgrpo")
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+from pacs.loss_modes import LOSS_AGG_MODES, SCORE_METHODS
+
 GRPO_EPS = 1e-6  # the official code's epsilon in (x − mean) / (std + ε)
 
 

@@ -29,6 +29,8 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from pacs.loss_modes import LOSS_AGG_MODES, SCORE_METHODS
+
 # Every spec class: unknown keys are errors, values are not coerced across types (a YAML string
 # is not a number, an int is not a bool), attribute docstrings document the field.
 SPEC_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -49,14 +51,8 @@ UnitFloat = Annotated[StrictFloat, Field(ge=0, le=1)]
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 
-SCORES = ("rloo", "grpo", "drgrpo")  # = pacs.core_algos.SCORE_METHODS (a test checks)
+# The loss code's modes (SCORE_METHODS, LOSS_AGG_MODES) come from pacs.loss_modes.
 REF_MODES = ("rollout", "periodic", "fixed")
-LOSS_AGG_MODES = (  # = pacs.core_algos.LOSS_AGG_MODES (a test checks)
-    "token-mean",
-    "seq-mean-token-sum",
-    "seq-mean-token-mean",
-    "seq-mean-token-sum-norm",
-)
 
 
 # ------------------------------------------------------------------------------ the reference
@@ -105,7 +101,7 @@ class PacsSpec:
     beta: PositiveFloat = 1.0
     """β of the reward proxy r̂ = β·Σ_t log(π/π_ref) (paper eq. 7); β = 1 is the paper's choice
     (§4.3, Fig. 4)."""
-    score: Literal[SCORES] = "rloo"
+    score: Literal[SCORE_METHODS] = "rloo"
     """How r̂ becomes the logit ψ within a group: the leave-one-out advantage (paper eq. 6); App.
     D.3 ablates ``grpo`` (z-score) and ``drgrpo`` (mean-centred) (docs/design.md §2.2)."""
     use_weight: Bool = True

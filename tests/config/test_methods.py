@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+import torch
 
 import pacs
 from pacs import core_algos
@@ -54,9 +55,21 @@ def test_a_new_method_is_named_in_every_table_that_lacks_it(monkeypatch):
         table[DapoSpec()]
 
 
-def test_spec_literals_match_the_math():
-    assert m.SCORES == core_algos.SCORE_METHODS
-    assert set(m.LOSS_AGG_MODES) == set(core_algos.LOSS_AGG_MODES)
+def test_every_mode_a_spec_accepts_is_one_the_math_runs():
+    """The specs offer pacs.loss_modes' names; core_algos computes with each and refuses others."""
+    x, mask = torch.tensor([1.0, 0.0, 2.0, 5.0]), torch.ones(4, 3)
+    for score in m.SCORE_METHODS:
+        assert m.PacsSpec(score=score).score == score
+        assert core_algos.group_scores(x, 2, score).shape == (4,)
+    for mode in m.LOSS_AGG_MODES:
+        assert m.GrpoSpec(loss_agg_mode=mode).loss_agg_mode == mode
+        assert core_algos.agg_loss(torch.ones(4, 3), mask, mode).item() > 0
+    with pytest.raises(ValueError, match="unknown score method"):
+        core_algos.group_scores(x, 2, "dapo")
+    with pytest.raises(ValueError, match="unknown loss_agg_mode"):
+        core_algos.agg_loss(torch.ones(4, 3), mask, "sum")
+    with pytest.raises(ValueError):
+        m.PacsSpec(score="dapo")
     assert m.METHOD_NAMES == ("pacs", "grpo", "ppo")
     assert m.spec_class("ppo") is m.PpoSpec and m.spec_keys(m.GrpoSpec) == ("loss_agg_mode", "clip_ratio")
 
