@@ -5,6 +5,7 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, update_config
 
+from pacs import layout
 from pacs.config import ConfigError, parse_profile, typed_cli_overrides, write_snapshot
 
 min_version("9.0")
@@ -32,7 +33,9 @@ except ConfigError as err:
 # on. Written only when its content changes and never by a dry run, so a `-n` with other
 # settings cannot change what running jobs read.
 CONFIG_FILE = write_snapshot(
-    config, f"results/{SPEC.profile}/config.yaml", dry_run=workflow.output_settings.dryrun
+    config,
+    layout.config_snapshot(layout.results_dir(SPEC.profile)),
+    dry_run=workflow.output_settings.dryrun,
 )
 
 

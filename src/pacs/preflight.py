@@ -36,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from pacs import layout
 from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
 from pacs.io import atomic_open
 
@@ -91,10 +92,10 @@ def snapshot_checks(spec: Profile, results: Path) -> list[Check]:
     embedder = spec.diversity.embedder
     checks = []
     for name, model in spec.models.items():
-        folder = Path(model.path) if model.path else results / "hub" / name
+        folder = Path(model.path or layout.hub_dir(results, name))
         checks.append(_folder_check(f"snapshot {name}", folder, "config.json", model.source))
     if spec.data.diversity_benchmarks and "/" in embedder and not Path(embedder).is_dir():
-        folder = results / "hub" / "diversity-embedder"
+        folder = Path(layout.hub_dir(results, layout.EMBEDDER))
         checks.append(_folder_check("snapshot diversity-embedder", folder, "config.json", embedder))
     return checks
 
@@ -200,7 +201,7 @@ def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
 
 def model_params(model: ModelSpec, results: Path, name: str) -> float | None:
     """Parameters of a model: its snapshot's safetensors bytes / 2 (bf16), else a known size."""
-    folder = Path(model.path) if model.path else results / "hub" / name
+    folder = Path(model.path or layout.hub_dir(results, name))
     weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder.is_dir() else 0
     return weights / 2 if weights else KNOWN_PARAMS.get(model.hf_id or "")
 
@@ -299,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, OSError) as err:
         print(err, file=sys.stderr)
         return 2
-    results = args.results or Path("results") / spec.profile
+    results = args.results or Path(layout.results_dir(spec.profile))
     checks = run_checks(spec, args.profile, results)
     table = render(checks)
     print(table, end="")

@@ -8,20 +8,22 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
+from pacs import layout
 from pacs.config import BASE_RUN, OFFLINE_ENV
 from pacs.evaluation.backends.vllm import engine_cli_args
+from pacs.layout import EMBEDDER, SYNTHETIC
 
 MATRIX = SPEC.matrix
 ENGINE = SPEC.engine
-RES = f"results/{SPEC.profile}"
-FIG = f"paper_figures/{SPEC.profile}"
+# Every path below comes from pacs.layout, bound here to this profile's results folder.
+RES = layout.results_dir(SPEC.profile)
+FIG = layout.report_dir(SPEC.profile)
 THREADS = SPEC.threads_per_job
 EVAL = SPEC.eval
 DATA = SPEC.data
 MODELS = list(SPEC.models)
 BENCHMARKS = list(DATA.benchmarks)
 DIVERSITY_BENCHMARKS = list(DATA.diversity_benchmarks)
-SYNTHETIC = "synthetic"
 # Software environment of every rule (the cluster env; the tiny profile runs in .venv without
 # --use-conda, which ignores this).
 ENV_FILE = "../../environment.yml"
@@ -34,11 +36,10 @@ ENV_FILE = "../../environment.yml"
 # `path`, and a hub embedder. Compute jobs read those folders and run with the hub switched off
 # (OFFLINE_ENV), so a forgotten download fails at once instead of hanging. `make fetch` runs
 # just the downloads.
-EMBEDDER = "diversity-embedder"
 
 
 def hub_dir(name) -> str:
-    return f"{RES}/hub/{name}"
+    return layout.hub_dir(RES, name)
 
 
 def hub_marker(name) -> str:
@@ -96,7 +97,7 @@ def all_downloads() -> list[str]:
     """Everything `make fetch` prepares: hub snapshots, the training set, the benchmark files."""
     files = [hub_marker(name) for name in HUB]
     if ENGINE == "verl":
-        files.append(f"{RES}/data/train.parquet")
+        files.append(TRAIN_PARQUET)
     return files + [benchmark_file(b) for b in BENCHMARKS]
 
 
@@ -104,15 +105,25 @@ def all_downloads() -> list[str]:
 
 
 def train_dir(model, run, seed) -> str:
-    return f"{RES}/train/{model}/{run}/seed{seed}"
+    return layout.train_dir(RES, model, run, seed)
+
+
+def checkpoint_dir(model, run, seed, step) -> str:
+    return layout.checkpoint_dir(RES, model, run, seed, step)
 
 
 def eval_dir(model, run, seed, benchmark) -> str:
-    return f"{RES}/eval/{model}/{run}/seed{seed}/{benchmark}"
+    return layout.eval_dir(RES, model, run, seed, benchmark)
 
 
 def curve_dir(model, run, seed, step, benchmark) -> str:
-    return f"{RES}/curve/{model}/{run}/seed{seed}/step{step}/{benchmark}"
+    return layout.curve_dir(RES, model, run, seed, step, benchmark)
+
+
+# The rules' wildcard patterns of those folders.
+TRAIN_DIR = train_dir("{model}", "{run}", "{seed}")
+CHECKPOINT_DIR = checkpoint_dir("{model}", "{run}", "{seed}", "{step}")
+EVAL_DIR = eval_dir("{model}", "{run}", "{seed}", "{benchmark}")
 
 
 def all_passk() -> list[str]:
@@ -124,8 +135,12 @@ def all_train_summaries() -> list[str]:
     return [f"{train_dir(m, r, s)}/summary.json" for m, r, s in MATRIX.train_jobs]
 
 
+def diversity_file(model, benchmark, suffix=".json") -> str:
+    return layout.diversity_file(RES, model, benchmark, suffix)
+
+
 def all_diversity() -> list[str]:
-    return [f"{RES}/diversity/{m}/{b}.json" for m in MODELS for b in DIVERSITY_BENCHMARKS]
+    return [diversity_file(m, b) for m in MODELS for b in DIVERSITY_BENCHMARKS]
 
 
 # The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run.
@@ -146,20 +161,21 @@ def paths_benchmark_input(wildcards) -> str:
 def tree_job(tree) -> dict:
     """The parts of an evaluation folder below RES: eval/<model>/<run>/seed<s>/<benchmark> or
     curve/<model>/<run>/seed<s>/step<k>/<benchmark> (a checkpoint of the Fig. 3 curve)."""
-    parts = tree.split("/")
-    job = {"kind": parts[0], "model": parts[1], "run": parts[2], "seed": parts[3].removeprefix("seed")}
-    if job["kind"] == "curve":
-        job["step"] = parts[4].removeprefix("step")
-    return {**job, "benchmark": parts[-1]}
+    return layout.parse_tree(tree)
 
 
 # ------------------------------------------------------------------ data
 
 
 def benchmark_file(benchmark) -> str:
-    if benchmark == SYNTHETIC:
-        return f"{RES}/data/synthetic/test.jsonl"
-    return f"{RES}/data/eval/{benchmark}.jsonl"
+    return layout.benchmark_file(RES, benchmark)
+
+
+def synthetic_file(split) -> str:
+    return layout.synthetic_file(RES, split)
+
+
+TRAIN_PARQUET = layout.train_parquet(RES)  # the RL prompts at paper scale
 
 
 def prepare_eval_source_args(wildcards) -> str:
@@ -190,7 +206,14 @@ def tree_benchmark_input(wildcards) -> str:
 
 
 def base_model_dir(model) -> str:
-    return f"{RES}/models/{model}/base"
+    return layout.model_dir(RES, model, "base")
+
+
+def init_model_dir(model) -> str:
+    return layout.model_dir(RES, model, "init")
+
+
+INIT_DIR, BASE_DIR = init_model_dir("{model}"), base_model_dir("{model}")
 
 
 def eval_model_input(wildcards) -> list[str]:
@@ -199,7 +222,7 @@ def eval_model_input(wildcards) -> list[str]:
     job = tree_job(wildcards.tree)
     model, run, seed = job["model"], job["run"], job["seed"]
     if job["kind"] == "curve":
-        return [f"{train_dir(model, run, seed)}/step{job['step']}/hf/config.json"]
+        return [f"{checkpoint_dir(model, run, seed, job['step'])}/config.json"]
     if run == BASE_RUN:
         if ENGINE == "tiny":
             return [f"{base_model_dir(model)}/sft_summary.json"]
@@ -212,7 +235,7 @@ def eval_model_arg(wildcards) -> str:
     job = tree_job(wildcards.tree)
     model, run, seed = job["model"], job["run"], job["seed"]
     if job["kind"] == "curve":
-        return f"{train_dir(model, run, seed)}/step{job['step']}/hf"
+        return checkpoint_dir(model, run, seed, job["step"])
     if run == BASE_RUN:
         return base_model_dir(model) if ENGINE == "tiny" else model_weights(model)
     return f"{train_dir(model, run, seed)}/model"

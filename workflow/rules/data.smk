@@ -11,7 +11,7 @@ rule fetch:
 
 rule fetch_hub:
     output:
-        f"{RES}/hub/{{name}}/fetch.json",
+        hub_marker("{name}"),
     params:
         args=fetch_args,
         out=output_dir,
@@ -28,9 +28,9 @@ rule fetch_hub:
 
 rule prepare_synthetic:
     output:
-        sft=f"{RES}/data/synthetic/sft.jsonl",
-        train=f"{RES}/data/synthetic/train.jsonl",
-        test=f"{RES}/data/synthetic/test.jsonl",
+        sft=synthetic_file("sft"),
+        train=synthetic_file("train"),
+        test=synthetic_file("test"),
     params:
         args=synthetic_args,
         out_dir=output_dir,
@@ -48,7 +48,7 @@ rule prepare_synthetic:
 # (evaluate.smk, eval.shard); `make fetch` prepares every benchmark file before the GPU jobs.
 checkpoint prepare_eval:
     output:
-        f"{RES}/data/eval/{{benchmark}}.jsonl",
+        benchmark_file("{benchmark}"),
     params:
         source=prepare_eval_source_args,
     conda:

@@ -6,8 +6,8 @@ rule diversity:
         graded=diversity_inputs,
         embedder=embedder_download,
     output:
-        json=f"{RES}/diversity/{{model}}/{{benchmark}}.json",
-        pca=f"{RES}/diversity/{{model}}/{{benchmark}}.pca.csv",
+        json=diversity_file("{model}", "{benchmark}"),
+        pca=diversity_file("{model}", "{benchmark}", ".pca.csv"),
     params:
         labels=diversity_labels,
         embedder=embedder_arg,

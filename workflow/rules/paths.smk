@@ -4,10 +4,10 @@
 
 rule paths:
     input:
-        graded=f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/graded.jsonl",
+        graded=f"{EVAL_DIR}/graded.jsonl",
         benchmark=paths_benchmark_input,
     output:
-        f"{RES}/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/paths.json",
+        f"{EVAL_DIR}/paths.json",
     conda:
         ENV_FILE
     log:

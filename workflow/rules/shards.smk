@@ -12,7 +12,7 @@ SHARD = dataclasses.asdict(EVAL.shard) if EVAL.shard else None
 
 def tree_n(tree) -> int:
     """Samples per problem of an eval/... or curve/... folder."""
-    return EVAL.curve_samples if tree.startswith("curve/") else EVAL.n_samples
+    return EVAL.curve_samples if layout.parse_tree(tree)["kind"] == layout.CURVE else EVAL.n_samples
 
 
 def shard_size(n) -> int | None:
@@ -58,7 +58,7 @@ def gather_args(wildcards) -> str:
 
 import yaml as _yaml
 
-PREFLIGHT = f"{RES}/preflight/compute_node.txt"
+PREFLIGHT = layout.preflight_file(RES)
 SLURM_PROFILE = str(Path(workflow.current_basedir).parent / "profiles" / "slurm" / "config.yaml")
 
 

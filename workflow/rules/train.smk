@@ -4,9 +4,9 @@ if ENGINE == "tiny":
 
     rule build_tiny_model:
         input:
-            sft=f"{RES}/data/synthetic/sft.jsonl",
+            sft=synthetic_file("sft"),
         output:
-            config=f"{RES}/models/{{model}}/init/config.json",
+            config=f"{INIT_DIR}/config.json",
         params:
             out=output_dir,
             data_dir=input_dir,
@@ -25,11 +25,11 @@ if ENGINE == "tiny":
 
     rule sft_tiny_base:
         input:
-            init=f"{RES}/models/{{model}}/init/config.json",
-            sft=f"{RES}/data/synthetic/sft.jsonl",
-            test=f"{RES}/data/synthetic/test.jsonl",
+            init=f"{INIT_DIR}/config.json",
+            sft=synthetic_file("sft"),
+            test=synthetic_file("test"),
         output:
-            summary=f"{RES}/models/{{model}}/base/sft_summary.json",
+            summary=f"{BASE_DIR}/sft_summary.json",
         params:
             init=input_dir,
             out=output_dir,
@@ -53,11 +53,11 @@ if ENGINE == "tiny":
 
     rule train_tiny:
         input:
-            base=f"{RES}/models/{{model}}/base/sft_summary.json",
-            train=f"{RES}/data/synthetic/train.jsonl",
-            test=f"{RES}/data/synthetic/test.jsonl",
+            base=f"{BASE_DIR}/sft_summary.json",
+            train=synthetic_file("train"),
+            test=synthetic_file("test"),
         output:
-            summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
+            summary=f"{TRAIN_DIR}/summary.json",
         params:
             base=input_dir,
             out=output_dir,
@@ -84,7 +84,7 @@ else:
         input:
             train_tokenizer_download,
         output:
-            f"{RES}/data/train.parquet",
+            TRAIN_PARQUET,
         params:
             source=train_source_args,
         localrule: True  # downloads DeepScaleR: compute nodes may have no internet
@@ -99,11 +99,11 @@ else:
 
     rule train_verl:
         input:
-            train=f"{RES}/data/train.parquet",
+            train=TRAIN_PARQUET,
             model=model_download,
             preflight=PREFLIGHT,  # preflight.smk: the checks ran on a compute node first
         output:
-            summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
+            summary=f"{TRAIN_DIR}/summary.json",
         params:
             out=output_dir,
             config=CONFIG_FILE,
@@ -127,9 +127,9 @@ else:
 
     rule merge_verl_checkpoint:
         input:
-            summary=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/summary.json",
+            summary=f"{TRAIN_DIR}/summary.json",
         output:
-            config=f"{RES}/train/{{model}}/{{run}}/seed{{seed}}/step{{step}}/hf/config.json",
+            config=f"{CHECKPOINT_DIR}/config.json",
         params:
             run_dir=input_dir,
             out=output_dir,

@@ -28,9 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pacs.evaluation.passk import pass_at_k
+from pacs import layout
 from pacs.config import ClaimsSpec
+from pacs.evaluation.passk import pass_at_k
 from pacs.evaluation.paths import DEFAULT_SUBSAMPLE, problem_stats
+from pacs.layout import ANY
 
 from .context import ReportContext, RunInfo
 from .loaders import _read_json
@@ -98,7 +100,8 @@ def verdict(ci_low: float, ci_high: float) -> str:
 def load_problem_tables(results: Path, benchmark: str) -> dict[tuple[str, int], dict]:
     """(run, seed) -> per_problem block of every ``paths.json`` of ``benchmark`` (first model)."""
     out: dict[tuple[str, int], dict] = {}
-    for path in sorted(Path(results).glob(f"eval/*/*/seed*/{benchmark}/paths.json")):
+    pattern = f"{layout.eval_dir('', ANY, ANY, ANY, benchmark)}/paths.json"
+    for path in sorted(Path(results).glob(pattern)):
         doc = _read_json(path)
         out.setdefault((doc["run"], int(doc["seed"])), doc["per_problem"])
     return out

@@ -27,16 +27,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pacs import layout
 from pacs.evaluation.io import FormatError, iter_jsonl
+from pacs.layout import ANY
 from pacs.metrics_log import TRAIN_FIELDS
 
+_EVERY_RUN = layout.train_dir("", ANY, ANY, ANY)
 GLOBS = {
-    "passk": "eval/*/*/seed*/*/passk.json",
-    "diversity": "diversity/*/*.json",
-    "pca": "diversity/*/*.pca.csv",
-    "metrics": "train/*/*/seed*/metrics.jsonl",
-    "eval_curve": "train/*/*/seed*/eval_curve.jsonl",
-    "curve_passk": "curve/*/*/seed*/step*/*/passk.json",
+    "passk": f"{layout.eval_dir('', ANY, ANY, ANY, ANY)}/passk.json",
+    "diversity": layout.diversity_file("", ANY, ANY),
+    "pca": layout.diversity_file("", ANY, ANY, ".pca.csv"),
+    "metrics": f"{_EVERY_RUN}/metrics.jsonl",
+    "eval_curve": f"{_EVERY_RUN}/eval_curve.jsonl",
+    "curve_passk": f"{layout.curve_dir('', ANY, ANY, ANY, ANY, ANY)}/passk.json",
 }
 HELD_OUT = "held-out"  # benchmark name of eval_curve.jsonl rows that do not name one
 METRIC_FIELDS = TRAIN_FIELDS  # metrics.jsonl fields, stated in pacs.metrics_log
