@@ -2,23 +2,28 @@
 
 Filters: model, benchmark, method (run and seed), problem, and correct / wrong. Each response shows
 its verdict, the answer the grader extracted beside the gold answer, and the last ``\\boxed{}`` of
-the text (highlighted in the response). The page is one ``ipywidgets.HTML``, so a notebook saved
+the text as the grader reads it (:func:`pacs.rewards.math.extract_boxed`), highlighted in the
+response. The page is one ``ipywidgets.HTML``, so a notebook saved
 with its widget state (or exported to HTML) keeps the first page.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 
 import pandas as pd
 
+from pacs import layout
 from pacs.evaluation.io import iter_jsonl
-from pacs.explore import BOXED, benchmark_file, box_content, last_box
+from pacs.layout import ANY
+from pacs.rewards.math import extract_boxed
 
 PER_PAGE = 4
 VERDICT = {"all": None, "correct": True, "wrong": False}
 ALL_PROBLEMS = ""  # the problem filter's "all problems" value (a None value shows as blank)
+GRADED_FILES = f"{layout.eval_dir('', ANY, ANY, ANY, ANY)}/graded.jsonl"
 CSS = """<style>
 .pacs-browser-page {font-family: sans-serif; font-size: 13px; max-width: 1000px}
 .pacs-response {border: 1px solid #ddd; border-radius: 6px; margin: 8px 0; padding: 6px 10px}
@@ -32,7 +37,7 @@ CSS = """<style>
 def graded_files(root: str | Path) -> pd.DataFrame:
     """Every graded.jsonl under ``root/eval``: columns model, run, seed, benchmark, path."""
     rows = []
-    for path in sorted(Path(root).glob("eval/*/*/seed*/*/graded.jsonl")):
+    for path in sorted(Path(root).glob(GRADED_FILES)):
         model, run, seed_dir, bench = path.relative_to(root).parts[1:5]
         rows.append(
             {
@@ -56,7 +61,7 @@ def load_graded(path: str | Path) -> pd.DataFrame:
 
 def load_problems(root: str | Path, benchmark: str) -> dict[str, dict]:
     """problem_id -> the benchmark row (prompt, answer); empty when the file is not in the tree."""
-    path = benchmark_file(Path(root), benchmark)
+    path = Path(layout.benchmark_file(root, benchmark))
     return {row["problem_id"]: row for _, row in iter_jsonl(path)} if path.is_file() else {}
 
 
@@ -72,29 +77,40 @@ def select(
     return graded[keep]
 
 
-def highlight_boxes(text: str) -> str:
-    """HTML-escaped ``text`` with every ``\\boxed{...}`` wrapped in <mark>."""
-    out, pos = [], 0
-    for match in BOXED.finditer(text):
-        content = box_content(text, match.end())
-        if content is None or match.start() < pos:  # unclosed, or inside a box already marked
-            continue
-        end = match.end() + len(content) + 1
-        out += [
-            html.escape(text[pos : match.start()]),
-            "<mark>",
-            html.escape(text[match.start() : end]),
-            "</mark>",
-        ]
-        pos = end
-    return "".join(out) + html.escape(text[pos:])
+def last_box(text: object) -> str | None:
+    """The content of the box the grader reads (the last ``\\boxed{}`` / ``\\fbox{}``), or None."""
+    return extract_boxed(text) if isinstance(text, str) else None
+
+
+def answer_span(text: str) -> tuple[int, int] | None:
+    """(start, end) in ``text`` of the box the grader reads, or None when it reads none. Found
+    with the grader's own extraction, so the mark never disagrees with it: the box starts at the
+    last backslash from which the grader still finds an answer, and ends where the shortest text
+    from there holds the whole answer."""
+    answer = extract_boxed(text)
+    if answer is None:
+        return None
+    backslashes = (i for i in range(len(text) - 1, -1, -1) if text[i] == "\\")
+    start = next(i for i in backslashes if extract_boxed(text[i:]) is not None)
+    ends = range(start + len(answer) + 1, len(text) + 1)
+    return start, next(e for e in ends if extract_boxed(text[start:e]) == answer)
+
+
+def highlight_answer(text: str) -> str:
+    """HTML-escaped ``text`` with the box the grader reads wrapped in <mark>."""
+    span = answer_span(text)
+    if span is None:
+        return html.escape(text)
+    start, end = span
+    marked = f"<mark>{html.escape(text[start:end])}</mark>"
+    return html.escape(text[:start]) + marked + html.escape(text[end:])
 
 
 def _text(value) -> str:
     """A field for display: missing (None, NaN) as an em dash, escaped otherwise."""
     return (
         "—"
-        if value is None or (isinstance(value, float) and value != value)
+        if value is None or (isinstance(value, float) and math.isnan(value))
         else html.escape(str(value))
     )
 
@@ -116,7 +132,7 @@ def response_card(row: pd.Series, problem: dict | None) -> str:
     )
     return (
         f'<div class="pacs-response {"ok" if row.correct else "bad"}">'
-        f'<div class="pacs-head">{head}</div>{ask}<pre>{highlight_boxes(str(row.response))}</pre>'
+        f'<div class="pacs-head">{head}</div>{ask}<pre>{highlight_answer(str(row.response))}</pre>'
         "</div>"
     )
 
@@ -233,7 +249,7 @@ class ResponseBrowser:
     def render(self) -> None:
         graded = self.graded()
         if graded is None:
-            self.page_html.value = "<p>No graded samples (eval/*/*/seed*/*/graded.jsonl) here.</p>"
+            self.page_html.value = f"<p>No graded samples ({GRADED_FILES}) here.</p>"
             return
         rows = select(graded, self.problem.value, VERDICT[self.verdict.value])
         pages = max(1, -(-len(rows) // self.per_page))

@@ -9,8 +9,16 @@ import pandas as pd
 import pytest
 
 from pacs.config import parse_profile
-from pacs.explore import compare, inferred_config, last_box, seed_curves, smooth
-from pacs.explore_browser import ALL_PROBLEMS, highlight_boxes, render_page, select
+from pacs.explore import compare, inferred_config, seed_curves, smooth
+from pacs.explore_browser import (
+    ALL_PROBLEMS,
+    answer_span,
+    highlight_answer,
+    last_box,
+    render_page,
+    select,
+)
+from pacs.rewards.math import extract_boxed
 
 
 def test_smooth_is_tensorboards_debiased_ema():
@@ -60,13 +68,34 @@ def test_compare_counts_wins_and_applies_the_sign_test():
 def test_last_box_takes_the_last_balanced_box():
     assert last_box(r"so \boxed{3} no, \boxed{\frac{1}{2}} done") == r"\frac{1}{2}"
     assert last_box(r"The answer is \boxed") is None and last_box(r"\boxed{12") is None
-    assert last_box("no box") is None and last_box(None) is None
+    assert last_box("no box") is None and last_box(None) is None and last_box(float("nan")) is None
+    assert last_box(r"\fbox{7} then \fboxsep") == "7"  # the grader's reading: \fbox counts
 
 
-def test_highlight_escapes_and_marks_boxes():
-    text = r"1<2 so \boxed{\frac{1}{2}} & \boxed{3"
-    assert highlight_boxes(text) == (r"1&lt;2 so <mark>\boxed{\frac{1}{2}}</mark> &amp; \boxed{3")
-    assert highlight_boxes(r"\boxed{\boxed{1}}") == r"<mark>\boxed{\boxed{1}}</mark>"
+def test_highlight_escapes_and_marks_the_box_the_grader_reads():
+    text = r"1<2 so \boxed{\frac{1}{2}} & \boxed{3}."
+    assert highlight_answer(text) == r"1&lt;2 so \boxed{\frac{1}{2}} &amp; <mark>\boxed{3}</mark>."
+    # an unclosed last box: the grader reads no answer, so nothing is marked
+    assert highlight_answer(r"a<b \boxed{1} \boxed{2") == r"a&lt;b \boxed{1} \boxed{2"
+    assert highlight_answer(r"\boxed{\boxed{1}}") == r"\boxed{<mark>\boxed{1}</mark>}"
+    assert highlight_answer(r"so \boxed 12$ ok") == r"so <mark>\boxed 12</mark>$ ok"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"\boxed{a \} b}!",
+        r"x \boxed {{1}} z",
+        r"\fbox{7} \fboxsep",
+        r"\boxed{1} then \boxed{\frac{\sqrt{2}}{2}} \quad done",
+        r"\\boxed{5}",
+    ],
+)
+def test_the_marked_span_is_the_graders_box(text):
+    start, end = answer_span(text)
+    assert text[start] == "\\" and extract_boxed(text[start:end]) == extract_boxed(text)
+    assert extract_boxed(text[start + 1 :]) != extract_boxed(text)  # no later box start
+    assert extract_boxed(text[start : end - 1]) != extract_boxed(text)  # nothing shorter holds it
 
 
 def _graded() -> pd.DataFrame:
