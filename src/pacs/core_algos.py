@@ -154,6 +154,17 @@ def balanced_weights(labels: torch.Tensor, group_size: int) -> torch.Tensor:
     return weights.reshape(-1)
 
 
+
+def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
+    """Fraction of groups holding both labels, counted as :func:`balanced_weights` counts them
+    (soft labels binarised at 0.5): the groups whose class weights differ from 1. Logged as
+    ``mixed_frac`` by both engines. labels: [B], contiguous groups."""
+    _check_1d("labels", labels)
+    groups = _check_group_size(labels.shape[0], group_size)
+    n_pos = (labels >= 0.5).reshape(groups, group_size).sum(dim=1)
+    return ((n_pos > 0) & (n_pos < group_size)).float().mean().item()
+
+
 def pacs_loss(
     logp: torch.Tensor,
     ref_logp: torch.Tensor,

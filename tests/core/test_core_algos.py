@@ -139,6 +139,19 @@ def test_hand_computed_weights():
     torch.testing.assert_close(w, torch.tensor([2, 2 / 3, 2 / 3, 2 / 3, 1, 1, 1, 1, 1, 1, 1, 1.0]))
 
 
+def test_mixed_group_fraction_counts_the_groups_with_both_labels():
+    hard = torch.tensor([1.0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0])
+    assert ca.mixed_group_fraction(hard, 4) == pytest.approx(1 / 3)
+    assert ca.mixed_group_fraction(hard, 2) == pytest.approx(1 / 6)  # only (1, 0) is mixed
+    # soft labels count as balanced_weights counts them: binarised at 0.5
+    soft = torch.tensor([0.3, 0.7, 0.2, 0.1, 0.9, 0.6, 0.8, 0.7, 0.4, 0.1, 0.2, 0.3])
+    assert ca.mixed_group_fraction(soft, 4) == pytest.approx(1 / 3)
+    weighted = ca.balanced_weights(soft, 4).reshape(3, 4)
+    assert (weighted != 1).any(dim=1).float().mean().item() == pytest.approx(1 / 3)
+    with pytest.raises(ValueError):
+        ca.mixed_group_fraction(hard, 5)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_weights_equal_sklearn_per_group(seed):
     rng = np.random.default_rng(seed)
