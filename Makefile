@@ -57,9 +57,15 @@ engine-lock: | $(UV)
 reproduce: setup
 	$(BIN)/snakemake --cores $(CORES)
 
-## The test suite (slow end-to-end tests included; CI runs exactly this).
-test: setup
+## The test suite (slow end-to-end tests included; CI runs exactly this): the main suite in .venv, then
+## the engine tests in the engine env (built on first use).
+test: setup engine-env
 	$(BIN)/python -m pytest
+	$(MAKE) test-engine
+
+## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env.
+test-engine: engine-env
+	$(ENGINE_BIN)/python -m pytest tests/engine -m engine
 
 ## Fast tests only.
 test-fast: setup
@@ -100,23 +106,20 @@ fetch: setup
 preflight:
 	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
 
-## verl 0.9.1's own trainer (PACSTrainerSync) for 3 steps on the tiny model: checkpoint at step 2,
-## a second launch resumes for step 3, HF merge, then HF evaluation of the merged model.
-## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU). Outputs in results/verl_smoke/.
+## verl 0.9.1's own trainer (PACSTrainerSync) on the tiny model (pacs.verl_plugin.smoke): build, 2 steps,
+## stop, a second launch resumes for step 3, HF merge, evaluation of the merged model, grade, pass@k, and
+## the wall time of each part (results/verl_smoke/smoke_report.md).
+##   ROLLOUT=hf    the plugin's transformers rollout (quick; .venv)
+##   ROLLOUT=vllm  verl's own vLLM rollout and the vLLM evaluation backend (on CPU: the engine env)
+## VERL_DEVICE=auto|cpu|cuda (auto: cuda when torch sees a GPU).
 VERL_DEVICE ?= auto
+ROLLOUT     ?= hf
 # Extra Hydra overrides for both launches (configs/verl_smoke.yaml already names sdpa attention).
 VERL_SMOKE_OVERRIDES ?=
 VERL_SMOKE  := results/verl_smoke
-verl-smoke: setup
+SMOKE_BIN   := $(if $(filter vllm,$(ROLLOUT)),$(ENGINE_BIN),$(BIN))
+verl-smoke: setup $(if $(filter vllm,$(ROLLOUT)),engine-env)
 	rm -rf $(VERL_SMOKE)
-	$(BIN)/python -m pacs.tiny.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE)
-	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
-	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
-	  --no-finalize -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES) trainer.total_training_steps=2
-	$(BIN)/python -m pacs.verl_plugin.train --config configs/verl_smoke.yaml --run pacs \
-	  --device $(VERL_DEVICE) --train-file $(VERL_SMOKE)/data/train.parquet --out $(VERL_SMOKE)/train \
-	  -- actor_rollout_ref.model.path=$(abspath $(VERL_SMOKE))/model/base $(VERL_SMOKE_OVERRIDES)
-	$(BIN)/python -m pacs.evaluation.generate --backend hf --model $(VERL_SMOKE)/train/model \
-	  --benchmark-file $(VERL_SMOKE)/data/test.jsonl --out $(VERL_SMOKE)/eval/samples.jsonl \
-	  --n 2 --max-new-tokens 24
-	-$(BIN)/ray stop --force
+	$(SMOKE_BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE) \
+	  --rollout $(ROLLOUT) --device $(VERL_DEVICE) -- $(VERL_SMOKE_OVERRIDES); \
+	  code=$$?; $(SMOKE_BIN)/ray stop --force >/dev/null 2>&1; exit $$code

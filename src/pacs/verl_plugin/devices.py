@@ -32,11 +32,15 @@ def device_env(device: str) -> dict[str, str]:
     return {PLATFORM_ENV: "cpu"} if device == "cpu" else {}
 
 
-def device_overrides(device: str, n_ranks: int, ray_address: str | None = None) -> list[str]:
+def device_overrides(
+    device: str, n_ranks: int, ray_address: str | None = None, rollout: str = "hf"
+) -> list[str]:
     """Hydra overrides for ``verl.trainer.main_ppo`` on ``device`` with ``n_ranks`` training ranks.
 
     With ``ray_address`` (a running cluster) Ray's resources are the nodes' own (``ray start
-    --num-cpus/--num-gpus``): ray.init refuses num_cpus/num_gpus when it connects."""
+    --num-cpus/--num-gpus``): ray.init refuses num_cpus/num_gpus when it connects. With verl's
+    ``vllm`` rollout on CPU (the engine env), vLLM's sleep mode is off: vLLM supports it on CUDA
+    only ("Sleep mode is not supported on current platform")."""
     if device == "cuda":
         return []
     if device != "cpu":
@@ -60,4 +64,6 @@ def device_overrides(device: str, n_ranks: int, ray_address: str | None = None) 
         "++actor_rollout_ref.ref.fsdp_config.mixed_precision": FP32,
         "actor_rollout_ref.rollout.free_cache_engine": "false",
     }
+    if rollout == "vllm":
+        items["+actor_rollout_ref.rollout.enable_sleep_mode"] = "false"
     return [f"{key}={value}" for key, value in items.items()]

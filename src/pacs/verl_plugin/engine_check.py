@@ -27,18 +27,20 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def engine_problem() -> str | None:
-    """None when vLLM 0.24.0 and verl 0.9.1 are importable here, with our vLLM plugin
-    registered; otherwise one line naming what is wrong and the command to run."""
+def engine_problem(import_vllm: bool = True) -> str | None:
+    """None when vLLM 0.24.0 and verl 0.9.1 are installed here (importable, unless
+    ``import_vllm`` is false: a fast metadata check), with our vLLM plugin registered;
+    otherwise one line naming what is wrong and the command to run."""
     where = f"{sys.executable}"
     for dist, want in EXPECTED.items():
         have = _version(dist)
         if have is None or have.split("+")[0] != want:
             return f"{where} has {dist} {have or 'not installed'}, needs {want}: {MAKE_ENGINE_ENV}"
-    try:
-        import vllm  # noqa: F401
-    except ImportError as exc:
-        return f"{where}: `import vllm` fails ({exc}): {MAKE_ENGINE_ENV}"
+    if import_vllm:
+        try:
+            import vllm  # noqa: F401
+        except ImportError as exc:
+            return f"{where}: `import vllm` fails ({exc}): {MAKE_ENGINE_ENV}"
     plugins = {ep.value for ep in metadata.entry_points(group=VLLM_PLUGIN_GROUP)}
     if VLLM_PLUGIN not in plugins:
         return (

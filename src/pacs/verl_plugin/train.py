@@ -45,6 +45,7 @@ from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation, verl_e
 logger = logging.getLogger("pacs.verl_plugin.train")
 
 TRACKER = "latest_checkpointed_iteration.txt"
+ROLLOUTS = ("vllm", "hf")  # verl.rollout.name (pacs.config.VerlRolloutSpec)
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1)
 CHILD_GRACE_S = 60.0
 
@@ -129,6 +130,12 @@ def _launch_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-merge",
         action="store_true",
         help="finalize without merging the last checkpoint into model/",
+    )
+    add(
+        "--rollout",
+        choices=ROLLOUTS,
+        help="verl rollout engine, replacing the config's verl.rollout.name: vllm (verl's own; "
+        "on CPU it needs the engine env, make engine-env) or hf (the plugin's, quick CPU runs)",
     )
     add(
         "--device",
@@ -309,6 +316,27 @@ class Launch:
         return verl_command(self.overrides, self.paths.out_dir)
 
 
+def with_rollout(profile: Profile, rollout: str | None) -> Profile:
+    """The profile with ``verl.rollout.name`` replaced (``--rollout``)."""
+    if rollout is None:
+        return profile
+    verl = dataclasses.replace(
+        profile.verl, rollout=dataclasses.replace(profile.verl.rollout, name=rollout)
+    )
+    return dataclasses.replace(profile, verl=verl)
+
+
+def rollout_problem(profile: Profile) -> str | None:
+    """Why verl's rollout cannot start in this Python (vllm without vLLM 0.24.0: the message
+    names the command that builds the engine env), or None."""
+    if profile.verl.rollout.name != "vllm":
+        return None
+    from pacs.verl_plugin.engine_check import engine_problem
+
+    problem = engine_problem(import_vllm=False)
+    return f"verl.rollout.name=vllm: {problem}" if problem else None
+
+
 def with_model_path(profile: Profile, model: str, path: str | None) -> Profile:
     """The profile with ``models.<model>.path`` replaced (the DAG's fetched folder)."""
     if path is None:
@@ -325,7 +353,7 @@ def plan(args: argparse.Namespace) -> Launch:
         raise ConfigError(
             f"{args.config}: unknown model {model!r}; known: {sorted(profile.models)}"
         )
-    profile = with_model_path(profile, model, args.model_path)
+    profile = with_rollout(with_model_path(profile, model, args.model_path), args.rollout)
     run = profile.run(args.run)
     seed = args.seed if args.seed is not None else profile.seeds_of(run)[0]
     out_dir = (args.out or default_out(profile, model, args.run, seed)).resolve()
@@ -350,7 +378,10 @@ def plan(args: argparse.Namespace) -> Launch:
     device = resolve_device(args.device)
     overrides = (
         build_overrides(profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
-        + device_overrides(device, shape.nnodes * shape.gpus_per_node, shape.ray_address)
+        + device_overrides(
+            device, shape.nnodes * shape.gpus_per_node, shape.ray_address,
+            profile.verl.rollout.name,
+        )
         + list(args.extra)
     )
     return Launch(
@@ -398,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
             print(shell_line(ray_cmd))
         print(shell_line(cmd))
         return 0
+    problem = rollout_problem(launch.profile)
+    if problem:
+        logger.error("%s", problem)
+        return 2
     try:
         step = resume_or_restart(launch, args)
     except FingerprintMismatch as err:

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from typing import Any
+
+import torch
 
 import ray
 import transfer_queue as tq
@@ -48,6 +51,21 @@ from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 logger = logging.getLogger(__name__)
 
 TRAINER_MODE = "pacs_sync"
+# Tests: every step's rollout (tokens, the rollout engine's own log-probs, the actor's) is saved
+# to <dir>/step<k>.pt, to check that weight sync reaches the rollout engine (tests/engine).
+ROLLOUT_DUMP_ENV = "PACS_ROLLOUT_DUMP_DIR"
+ROLLOUT_DUMP_FIELDS = ("prompts", "responses", "response_mask", "rollout_log_probs", "old_log_probs")
+
+
+def dump_rollout(batch, step: int, dump_dir: str) -> None:
+    """Save the step's rollout fields (each a list of per-response 1-D tensors) after the actor
+    has recomputed ``old_log_probs``; needs ``rollout.calculate_log_probs`` for the engine's own."""
+    data = tq.kv_batch_get(
+        keys=batch.keys, partition_id=batch.partition_id, select_fields=list(ROLLOUT_DUMP_FIELDS)
+    )
+    record = {name: [row.detach().cpu() for row in data[name].unbind(0)] for name in ROLLOUT_DUMP_FIELDS}
+    os.makedirs(dump_dir, exist_ok=True)
+    torch.save(record, os.path.join(dump_dir, f"step{step}.pt"))
 
 
 def check_batch_geometry(
@@ -279,6 +297,13 @@ class PACSTrainerSync(PPOTrainerSync):
         finally:
             # Only the update micro-batches are grouped; log-prob passes keep their own sizes.
             batch.extra_info.pop("force_group_size", None)
+
+    def _compute_old_log_prob(self, batch, metrics):
+        batch = super()._compute_old_log_prob(batch, metrics)
+        dump_dir = os.environ.get(ROLLOUT_DUMP_ENV)
+        if dump_dir:
+            dump_rollout(batch, self.global_steps, dump_dir)
+        return batch
 
     def _compute_ref_log_prob(self, batch, metrics):
         batch = super()._compute_ref_log_prob(batch, metrics)

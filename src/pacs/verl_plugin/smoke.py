@@ -1,0 +1,152 @@
+"""The verl smoke chain (``make verl-smoke``): verl 0.9.1's own trainer on the tiny model, end to end.
+
+    python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out results/verl_smoke \
+        [--rollout hf|vllm] [--device auto|cpu|cuda] [-- extra Hydra overrides for both launches]
+
+Parts, each a subprocess of the same Python, timed:
+1. ``build``: the synthetic data and the SFT-warmed tiny model (``pacs.tiny.smoke``);
+2. ``train``: the launcher (``pacs.verl_plugin.train``) for 2 steps, checkpoint, stop;
+3. ``resume``: a second launch resumes from the step-2 checkpoint for the last step, then
+   converts the logs and merges the checkpoint into an HF folder (``train/model``);
+4. ``evaluate``: ``pacs.evaluation.generate`` on the merged model, with the ``vllm`` backend when
+   the rollout is vllm (the engine settings of the config's ``eval.vllm``), else ``hf``;
+5. ``grade`` and ``passk``: the DAG's own stages, then ``smoke_report.md`` (pass@k and the wall
+   time of each part), also printed.
+The vllm rollout needs vLLM 0.24.0 in this Python: on a CPU the engine env (``make engine-env``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pacs.config import load_profile
+from pacs.io import atomic_open
+from pacs.verl_plugin.devices import DEVICES
+from pacs.verl_plugin.train import ROLLOUTS, rollout_problem, with_rollout
+
+FIRST_LAUNCH_STEPS = 2
+
+
+def _python(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]
+
+
+def chain(args: argparse.Namespace, eval_args: list[str]) -> list[tuple[str, list[str]]]:
+    """(part, command) in order; ``eval_args``: the generate flags of the chosen backend."""
+    out, cfg = args.out.resolve(), str(args.config)
+    data, model = out / "data", out / "train" / "model"
+    launch = [
+        "--config", cfg, "--run", args.run, "--device", args.device, "--rollout", args.rollout,
+        "--train-file", str(data / "train.parquet"), "--out", str(out / "train"),
+    ]
+    hydra = ["--", f"actor_rollout_ref.model.path={out / 'model' / 'base'}", *args.extra]
+    ev = out / "eval"
+    return [
+        ("build", _python("pacs.tiny.smoke", "--config", cfg, "--out", str(out))),
+        ("train", _python("pacs.verl_plugin.train", *launch, "--no-finalize", *hydra,
+                          f"trainer.total_training_steps={FIRST_LAUNCH_STEPS}")),
+        ("resume", _python("pacs.verl_plugin.train", *launch, *hydra)),
+        ("evaluate", _python("pacs.evaluation.generate", "--model", str(model),
+                             "--benchmark-file", str(data / "test.jsonl"),
+                             "--out", str(ev / "samples.jsonl"), *eval_args)),
+        ("grade", _python("pacs.evaluation.grade", "--samples", str(ev / "samples.jsonl"),
+                          "--benchmark-file", str(data / "test.jsonl"),
+                          "--out", str(ev / "graded.jsonl"), "--workers", "1")),
+        ("passk", _python("pacs.evaluation.passk", "--graded", str(ev / "graded.jsonl"),
+                          "--out-json", str(ev / "passk.json"), "--out-csv", str(ev / "passk.csv"),
+                          "--benchmark", "synthetic", "--model", "tiny", "--run", args.run,
+                          "--seed", "0", "--bootstrap", "200")),
+    ]
+
+
+def generate_flags(profile, backend: str) -> list[str]:
+    """The config's eval settings as ``pacs.evaluation.generate`` flags (``backend`` replaces
+    ``eval.backend``: the smoke evaluates with the engine it trained with)."""
+    ev = profile.eval
+    flags = [
+        "--backend", backend, "--n", str(ev.n_samples), "--temperature", str(ev.temperature),
+        "--top-p", str(ev.top_p), "--max-new-tokens", str(ev.max_new_tokens),
+        "--seed", str(ev.seed),
+    ]
+    if backend == "vllm":
+        v = ev.vllm
+        flags += ["--gpu-memory-utilization", str(v.gpu_memory_utilization)]
+        if v.max_num_batched_tokens is not None:
+            flags += ["--max-num-batched-tokens", str(v.max_num_batched_tokens)]
+        if v.enable_chunked_prefill is not None:
+            flags.append("--enable-chunked-prefill" if v.enable_chunked_prefill
+                         else "--no-enable-chunked-prefill")
+    return flags
+
+
+def run_part(name: str, cmd: list[str], log: Path) -> float:
+    """Run one part with its output in ``log``; raise with the log's tail when it fails."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    print(f"[verl-smoke] {name}: {' '.join(cmd[1:4])} ... (log: {log})", flush=True)
+    start = time.perf_counter()
+    with log.open("w") as fh:
+        code = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"}).returncode
+    seconds = time.perf_counter() - start
+    if code != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+        raise RuntimeError(f"verl-smoke part {name!r} exited {code} after {seconds:.0f} s; "
+                           f"{log} ends with:\n{tail}")
+    print(f"[verl-smoke] {name}: {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def report(out: Path, rollout: str, backend: str, times: dict[str, float]) -> str:
+    """Markdown: pass@k of the merged model and the wall time of each part."""
+    doc = json.loads((out / "eval" / "passk.json").read_text())
+    lines = [
+        f"# verl smoke: rollout {rollout}, evaluation backend {backend}", "",
+        f"{doc['n_problems']} problems x {doc['n_max']} samples, merged model after the last step.",
+        "", "| k | pass@k |", "|---|---|",
+        *[f"| {row['k']} | {row['value']:.4f} |" for row in doc["pass_at_k"]],
+        "", "| part | wall time (s) |", "|---|---|",
+        *[f"| {name} | {seconds:.1f} |" for name, seconds in times.items()],
+        f"| total | {sum(times.values()):.1f} |", "",
+    ]
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m pacs.verl_plugin.smoke", description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", type=Path, default=Path("configs/verl_smoke.yaml"))
+    p.add_argument("--out", type=Path, default=Path("results/verl_smoke"))
+    p.add_argument("--run", default="pacs", help="run name from the config's runs: section")
+    p.add_argument("--rollout", choices=ROLLOUTS, default="hf",
+                   help="verl rollout: hf (quick) or vllm (verl's own; on CPU the engine env)")
+    p.add_argument("--device", choices=DEVICES, default="auto")
+    p.add_argument("extra", nargs="*", help="extra Hydra overrides for both launches (after --)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    profile = with_rollout(load_profile(args.config), args.rollout)
+    problem = rollout_problem(profile)
+    if problem:
+        print(f"verl-smoke: {problem}", file=sys.stderr)
+        return 2
+    backend = "vllm" if args.rollout == "vllm" else "hf"
+    out = args.out.resolve()
+    times = {}
+    for name, cmd in chain(args, generate_flags(profile, backend)):
+        times[name] = run_part(name, cmd, out / "logs" / f"{name}.log")
+    text = report(out, args.rollout, backend, times)
+    with atomic_open(out / "smoke_report.md") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
