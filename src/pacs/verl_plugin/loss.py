@@ -27,7 +27,7 @@ import torch
 from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
-from pacs.core_algos import balanced_weights, pacs_loss
+from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss
 from pacs.methods import PacsSpec
 
 LOSS_NAME = "pacs"
@@ -102,13 +102,6 @@ def check_decoded_weights(
             "does not hold whole driver groups in order: is verl 0.9.1 with the pacs_sync "
             "trainer in use?"
         )
-
-
-def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
-    """Fraction of groups holding both labels (the only groups with a class-balancing effect)."""
-    grouped = labels.reshape(-1, group_size)
-    n_pos = grouped.sum(dim=1)
-    return ((n_pos > 0) & (n_pos < group_size)).float().mean().item()
 
 
 def loss_spec(config: Any) -> PacsSpec:
