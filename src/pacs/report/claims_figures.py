@@ -44,6 +44,7 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec)
         return
     fig, axes = new_figure(ncols=len(panels), nrows=1)
     palette = dict(zip([r.name for r in runs], _colors(len(runs))))
+    most = 0  # the most seeds any drawn run has: the title says what the band is
     for ax, (col, label) in zip(np.ravel(axes), panels):
         for run in runs:
             sub = metrics[(metrics["run"] == run.name) & metrics[col].notna()]
@@ -52,13 +53,17 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec)
             band = seed_band(sub, col, settings.smooth)
             seeds = int(band["seeds"].max())
             ax.plot(band.index, band["mean"], color=palette[run.name], lw=1.3,
-                    label=f"{run.label} ({seeds} seeds)")
-            ax.fill_between(band.index, band["mean"] - band["std"], band["mean"] + band["std"],
-                            color=palette[run.name], alpha=0.18, lw=0)
+                    label=f"{run.label} ({seeds} seed{'s' if seeds > 1 else ''})")
+            if seeds > 1:
+                ax.fill_between(band.index, band["mean"] - band["std"], band["mean"] + band["std"],
+                                color=palette[run.name], alpha=0.18, lw=0)
+            most = max(most, seeds)
         ax.set(xlabel="training step", ylabel=label)
     np.ravel(axes)[0].legend(title=None)
-    fig.suptitle("Claims C3/C4 during training (training rollouts; line: mean over seeds of a "
-                 f"{settings.smooth}-step rolling mean; band: ±1 std across seeds)")
+    spread = ("line: mean over seeds" if most > 1 else "line: one seed") + (
+        f" of a {settings.smooth}-step rolling mean")
+    spread += "; band: ±1 std across seeds" if most > 1 else ", no band"
+    fig.suptitle(f"Claims C3/C4 during training (training rollouts; {spread})")
     log.save_figure(fig, "claims_curves", "Claims C3/C4: entropy and path statistics versus step")
 
 

@@ -1,8 +1,10 @@
 """The report's figures (PNG and PDF): Fig. 3, 4, 5a, 5b, 6 and pass@k curves.
 
 All figures use :mod:`pacs.report.style` (colours fixed per run, fonts, dpi). Seeds are drawn
-as bands (±1 sample std across seeds) where a run has several. Nothing is drawn for us that did
-not come from a result file; the paper's numbers, where shown, are labelled as the paper's.
+as bands (±1 sample std across seeds) where a run has several; every title says how many seeds
+and what was sampled, from the data drawn, never from what a profile usually holds. Nothing is
+drawn for us that did not come from a result file; the paper's numbers, where shown, are
+labelled as the paper's.
 """
 
 from __future__ import annotations
@@ -54,6 +56,31 @@ def _with_seed_labels(df: pd.DataFrame, ctx: ReportContext) -> tuple[pd.DataFram
     return df, {names[r]: pal[r] for r in names}
 
 
+def seed_band_text(counts: dict[str, int]) -> str:
+    """What a line and its band mean, from the number of seeds of each run drawn."""
+    if not counts:
+        return ""
+    lo, hi = min(counts.values()), max(counts.values())
+    if hi == 1:
+        return "one seed per run: no band"
+    if lo == hi:
+        return f"line: mean over {hi} seeds; band: ±1 std across seeds"
+    return "line: mean over seeds; band: ±1 std across seeds; runs with one seed: no band"
+
+
+def range_text(values) -> str:
+    """``100`` when every value is 100, ``50–100`` when they differ, ``?`` when none is known."""
+    known = sorted({int(v) for v in values if not pd.isna(v)})
+    if not known:
+        return "?"
+    return str(known[0]) if len(known) == 1 else f"{known[0]}–{known[-1]}"
+
+
+def _band(df: pd.DataFrame) -> str | None:
+    """seaborn's ``errorbar``: ±1 std across seeds where a run has several, else no band."""
+    return "sd" if df.groupby("run")["seed"].nunique().max() > 1 else None
+
+
 def _hue_order(ctx: ReportContext, df: pd.DataFrame) -> list[str]:
     present = set(df["run"])
     order = [r for r in ctx.runs if r in present]
@@ -69,7 +96,8 @@ def _ncols(panels: int) -> int:
 
 def _line_over_steps(ctx: ReportContext, df: pd.DataFrame, y: str, ylabel: str, title: str,
                      base_lines: dict | None = None):
-    """One panel per model (and per benchmark when ``df`` has that column); hue = run."""
+    """One panel per model (and per benchmark when ``df`` has that column); hue = run. The title
+    gains a line saying what the line and band are, from the seeds in ``df``."""
     keys = ["model", "benchmark"] if "benchmark" in df.columns else ["model"]
     panels = list(df[keys].drop_duplicates().itertuples(index=False, name=None))
     order = {m: i for i, m in enumerate(ctx.models)}
@@ -82,8 +110,8 @@ def _line_over_steps(ctx: ReportContext, df: pd.DataFrame, y: str, ylabel: str, 
             sel = sel[sel[col] == val]
         sub, colors = _with_seed_labels(sel, ctx)
         sns.lineplot(data=sub, x="step", y=y, hue="series", hue_order=_hue_order(ctx, sub),
-                     palette=colors, errorbar="sd", estimator="mean", marker="o", markersize=3,
-                     linewidth=1.4, ax=ax)
+                     palette=colors, errorbar=_band(sub), estimator="mean",
+                     marker="o", markersize=3, linewidth=1.4, ax=ax)
         base = (base_lines or {}).get(key)
         if base is not None:
             ax.axhline(base, color=_palette(ctx)[BASE_RUN], ls="--", lw=1, label="Base model (before RL)")
@@ -92,7 +120,7 @@ def _line_over_steps(ctx: ReportContext, df: pd.DataFrame, y: str, ylabel: str, 
         ax.legend(title=None)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(title)
+    fig.suptitle(f"{title}\n({seed_band_text(_seed_counts(df))})")
     return fig
 
 
@@ -106,11 +134,25 @@ def fig3(ctx: ReportContext, log: OutputLog) -> str | None:
     base = ctx.passk_pct()
     base = base[(base["run"] == BASE_RUN) & (base["k"] == 1)]
     base_lines = {(m, b): v for (m, b), v in base.groupby(["model", "benchmark"])["value"].mean().items()}
+    sampled = curve_sample_text(ctx, df)
     fig = _line_over_steps(ctx, df, "pass_at_1", "pass@1 (%)",
-                           "Fig. 3: pass@1 during training\n"
-                           "(line: mean over seeds; band: ±1 std across seeds)", base_lines)
-    log.save_figure(fig, "fig3_eval_curve", "Fig. 3: pass@1 versus training step per method")
+                           f"Fig. 3: pass@1 during training\n{sampled}", base_lines)
+    log.save_figure(fig, "fig3_eval_curve", "Fig. 3: pass@1 versus training step per method; "
+                    f"{sampled.replace(chr(10), ' ')}; {seed_band_text(_seed_counts(df))}")
     return None
+
+
+def curve_sample_text(ctx: ReportContext, curves: pd.DataFrame) -> str:
+    """What each point of a pass@1 curve sampled, and on a second line what the final evaluation
+    (Table 1) sampled: a smaller in-training evaluation gives other numbers than the table."""
+    text = (f"each point: {range_text(curves['n_problems'])} problems × "
+            f"{range_text(curves['n_samples'])} samples")
+    final = ctx.results.passk
+    final = final[final["run"].isin(set(curves["run"]))]
+    if final.empty:
+        return text
+    return (f"{text}\n(Table 1, after training: {range_text(final['n_problems'])} problems × "
+            f"{range_text(final['n_min'])} samples)")
 
 
 def fig5a(ctx: ReportContext, log: OutputLog) -> str | None:
@@ -121,8 +163,9 @@ def fig5a(ctx: ReportContext, log: OutputLog) -> str | None:
         return "no `entropy` in metrics.jsonl of the main runs (train/*/*/seed*/metrics.jsonl)"
     fig = _line_over_steps(ctx, df, "entropy", "policy entropy (nats / token)",
                            "Fig. 5a: policy entropy during training\n"
-                           "(line: mean over seeds; band: ±1 std across seeds)")
-    log.save_figure(fig, "fig5a_entropy", "Fig. 5a: policy entropy versus training step per method")
+                           "mean token entropy of each step's training rollouts")
+    log.save_figure(fig, "fig5a_entropy", "Fig. 5a: policy entropy of the training rollouts "
+                    f"versus training step per method; {seed_band_text(_seed_counts(df))}")
     return None
 
 
@@ -158,11 +201,11 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
             ax.set_title(f"{ctx.model_label(model)}: pass@1 during training{where}")
         for ax in row[1 + len(curve_benches[model]):]:
             ax.set_visible(False)
-    mini = (ctx.cfg.get("train") or {}).get("mini_batches", "not set")
-    fig.suptitle("Fig. 4: β ablation (paper: β = 1; its sweep values are not legible in our copy)\n"
-                 f"train.mini_batches = {mini} updates per rollout; with 1 the β ablation is a "
-                 "no-op (docs/design.md §2.8)")
-    log.save_figure(fig, "fig4_beta_ablation", "Fig. 4: β ablation, pass@k versus β and pass@1 curves per β")
+    counts = _seed_counts(pd.concat([passk[["run", "seed"]], curves[["run", "seed"]]]))
+    # No no-op warning: the config refuses a β ablation that cannot act (docs/design.md §2.8).
+    fig.suptitle(f"Fig. 4: β ablation of PACS\n({seed_band_text(counts)})")
+    log.save_figure(fig, "fig4_beta_ablation", "Fig. 4: β ablation, pass@k versus β and pass@1 "
+                    f"curves per β; {seed_band_text(counts)}")
     return None
 
 
@@ -176,7 +219,7 @@ def _beta_points(ctx: ReportContext, ax, passk: pd.DataFrame, names: dict[str, R
     sel["benchmark"] = sel["benchmark"].map(benchmark_label)
     sel["metric"] = sel["k"].map(lambda k: f"pass@{k}")
     sns.lineplot(data=sel, x="beta", y="value", hue="benchmark", style="metric",
-                 palette=BENCHMARK_PALETTE, errorbar="sd", marker="o", ax=ax)
+                 palette=BENCHMARK_PALETTE, errorbar=_band(sel), marker="o", ax=ax)
     ax.set_xscale("log", base=2)
     betas = sorted(sel["beta"].unique())
     ax.set_xticks(betas, [f"{b:g}" for b in betas])
@@ -193,7 +236,7 @@ def _beta_curves(ctx: ReportContext, ax, curves: pd.DataFrame, names: dict[str, 
     df["series"] = df["run"].map(lambda r: f"β = {_beta_of(names[r]):g}")
     order = sorted(df["series"].unique(), key=lambda s: float(s.split("=")[1]))
     sns.lineplot(data=df, x="step", y="pass_at_1", hue="series", hue_order=order,
-                 palette=sns.color_palette("Blues_d", len(order)), errorbar="sd", marker="o",
+                 palette=sns.color_palette("Blues_d", len(order)), errorbar=_band(df), marker="o",
                  markersize=3, ax=ax)
     ax.set(xlabel="training step", ylabel="pass@1 (%)")
     sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(3, len(order)),
@@ -263,15 +306,30 @@ def fig6(ctx: ReportContext, log: OutputLog) -> str | None:
     for ax, bench in zip(axes[0], OOD_BENCHMARKS):
         _ood_panel(ctx, ax, bench, runs, ours[ours["benchmark"] == bench], paper, models)
     if ours.empty:
-        fig.suptitle("Fig. 6: no OOD results in this profile\nthe hatched bars are the paper's "
-                     "numbers (Qwen3-8B, trained on DeepScaleR), reference only", color="#b00000")
+        why = ood_absence(ctx)
+        fig.suptitle("Fig. 6: out-of-domain pass@1, the paper's bars only\nhatched: the paper's "
+                     f"Qwen3-8B (trained on DeepScaleR), reference only\nours are absent: {why}",
+                     color="#b00000")
+        desc = f"Fig. 6: the paper's OOD bars only, as a reference; ours are absent: {why}"
     else:
-        fig.suptitle("Fig. 6: out-of-domain pass@1\n(solid: ours, " + ", ".join(models)
-                     + " left to right, ±1 std across seeds; hatched: the paper's Qwen3-8B)")
-    desc = ("Fig. 6: OOD pass@1 (LiveCodeBench, GPQA) per method" if len(ours)
-            else "Fig. 6: the paper's OOD bars only, as a reference (no OOD results in this profile)")
+        seeds = (seed_band_text(_seed_counts(ours)).replace("line: mean", "bar: mean")
+                 .replace("band", "error bar"))
+        fig.suptitle(f"Fig. 6: out-of-domain pass@1\nsolid: ours ({', '.join(models)} left to "
+                     f"right; {seeds})\nhatched: the paper's Qwen3-8B")
+        desc = ("Fig. 6: OOD pass@1 (LiveCodeBench, GPQA) per method, ours beside the paper's; "
+                f"{seeds}")
     log.save_figure(fig, "fig6_ood", desc)
     return None
+
+
+def ood_absence(ctx: ReportContext) -> str:
+    """Why a profile has no OOD pass@1: not evaluated at all, or its results are missing."""
+    evaluated = [b for b in ctx.spec.data.benchmarks if b in OOD_BENCHMARKS]
+    if not evaluated:
+        listed = ", ".join(benchmark_label(b) for b in ctx.spec.data.benchmarks) or "none"
+        return f"not evaluated in this profile (data.benchmarks: {listed})"
+    return (f"no pass@1 results yet for {', '.join(benchmark_label(b) for b in evaluated)} "
+            "(eval/*/*/seed*/<benchmark>/passk.json)")
 
 
 def _ood_panel(ctx: ReportContext, ax, bench: str, runs: list[RunInfo], ours: pd.DataFrame,
@@ -303,8 +361,7 @@ def _ood_panel(ctx: ReportContext, ax, bench: str, runs: list[RunInfo], ours: pd
     ax.set_xticks(range(len(runs)), [r.label for r in runs], rotation=20)
     ax.set(title=benchmark_label(bench), ylabel="pass@1 (%)", ylim=(0, 100))
     if ours.empty:
-        what = "OOD" if not models else benchmark_label(bench)
-        ax.text(0.5, 0.93, f"no {what} results in this profile", transform=ax.transAxes,
+        ax.text(0.5, 0.93, f"ours: no {benchmark_label(bench)} results", transform=ax.transAxes,
                 ha="center", va="top", fontsize=10, color="#b00000", fontweight="bold")
 
 
@@ -359,10 +416,17 @@ def _passk_model_figure(ctx: ReportContext, df: pd.DataFrame, runs: list[RunInfo
         who = f"paper ({ref.model})" if ref.same else ref.label([])
         labels.append(f"dashed: {who};\nits k = 4..32 labels are inferred")
     fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)))
-    # Three short lines: one long line is clipped by a single-panel figure's width.
-    fig.suptitle(f"pass@k, {ctx.model_label(model)}\nline: mean over seeds; band: bootstrap 95% CI\n"
-                 "(several seeds: the envelope of the seeds' CIs)")
+    # Short lines: one long line is clipped by a single-panel figure's width.
+    fig.suptitle(f"pass@k, {ctx.model_label(model)}\n{passk_band_text(_seed_counts(df))}")
     return fig
+
+
+def passk_band_text(counts: dict[str, int]) -> str:
+    """What a pass@k line and band are, from the number of seeds of each run drawn."""
+    if max(counts.values(), default=1) == 1:
+        return "line: one seed per run; band: its bootstrap 95% CI over problems"
+    return ("line: mean over seeds; band: bootstrap 95% CI over problems\n"
+            "(several seeds: the envelope of the seeds' CIs)")
 
 
 def _legend_entries(axes) -> tuple[list, list[str]]:
