@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import pacs.config as config_module
 import pacs.methods as methods_module
+from pacs.config import profile as profile_module
+from pacs.config import sections as sections_module
 from pacs.config import ConfigError, Profile, RunSpec, load_config, load_profile, parse_profile
 from pacs.methods import PacsSpec, PpoSpec, RefSchedule
 
@@ -166,12 +167,18 @@ def test_matrix_is_runs_times_models_times_seeds():
 
 def test_every_field_has_a_docstring():
     """Adding a key is one field with a docstring (pydantic reads attribute docstrings)."""
-    missing = [
-        f"{cls.__name__}.{name}"
-        for module in (config_module, methods_module)
+    specs = [
+        cls
+        for module in (sections_module, profile_module, methods_module)
         for cls in vars(module).values()
         if isinstance(cls, type) and cls.__module__ == module.__name__
         and hasattr(cls, "__pydantic_fields__")
+    ]
+    names = {c.__name__ for c in specs}
+    assert {"Profile", "RunSpec", "VerlSpec", "EvalVllmSpec", "PacsSpec"} <= names
+    missing = [
+        f"{cls.__name__}.{name}"
+        for cls in specs
         for name, info in cls.__pydantic_fields__.items()
         if name != "name" and not info.description
     ]

@@ -1,0 +1,64 @@
+"""The experiment matrix of a profile: runs x seeds x models x checkpoints, every job the DAG builds
+and the report expects (``Profile.matrix``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pacs.config.profile import Profile
+
+BASE_RUN = "base"  # the model before RL, evaluated as run "base", seed 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Matrix:
+    """The experiment matrix of a profile: every job the DAG builds and the report expects."""
+
+    spec: Profile
+
+    def run_models(self, run: str) -> list[str]:
+        """Models a run trains on: its ``models`` (in profile order), else every model."""
+        allowed = self.spec.runs[run].models
+        return [m for m in self.spec.models if allowed is None or m in allowed]
+
+    @property
+    def train_jobs(self) -> list[tuple[str, str, int]]:
+        """(model, run, seed) of every training run: runs × their models × their seeds."""
+        return [
+            (model, run, seed)
+            for run, run_spec in self.spec.runs.items()
+            for model in self.run_models(run)
+            for seed in self.spec.seeds_of(run_spec)
+        ]
+
+    @property
+    def eval_jobs(self) -> list[tuple[str, str, int]]:
+        """Every trained model plus each base model (run ``base``, seed 0)."""
+        return [(model, BASE_RUN, 0) for model in self.spec.models] + self.train_jobs
+
+    def curve_steps(self, model: str) -> list[int]:
+        """verl: checkpoint steps evaluated for Fig. 3 (every ``eval.curve_every`` steps)."""
+        every = self.spec.eval.curve_every
+        if self.spec.engine != "verl" or not every:
+            return []
+        return list(range(every, self.spec.models[model].steps + 1, every))
+
+    @property
+    def curve_jobs(self) -> list[tuple[str, str, int, int, str]]:
+        """(model, run, seed, step, benchmark) of every checkpoint evaluation."""
+        return [
+            (m, r, s, step, b)
+            for m, r, s in self.train_jobs
+            for step in self.curve_steps(m)
+            for b in self.spec.eval.curve_benchmarks
+        ]
+
+    def diversity_runs(self, model: str) -> list[tuple[str, int]]:
+        """Base and the main runs (first seed each): Table 3 and the Fig. 5b PCA."""
+        runs = [(BASE_RUN, 0)]
+        for name, run in self.spec.runs.items():
+            if run.ablation == "main" and model in self.run_models(name):
+                runs.append((name, self.spec.seeds_of(run)[0]))
+        return runs

@@ -1,0 +1,220 @@
+"""The profile: one config as a frozen :class:`Profile` of sections (:mod:`.sections`) and named
+runs (:class:`RunSpec`, each with its method spec), and the rules that span sections (what each
+engine needs, when a PACS run would be a no-op)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from pacs.config.matrix import Matrix
+from pacs.config.sections import (
+    ClaimsSpec,
+    ConfigError,
+    DataSpec,
+    DiversitySpec,
+    EvalSpec,
+    LoggingSpec,
+    ModelSpec,
+    Name,
+    PromptSpec,
+    SeedsSpec,
+    TrainSpec,
+    VerlSpec,
+)
+from pacs.methods import (
+    METHOD_NAMES,
+    MethodSpec,
+    PacsSpec,
+    PositiveInt,
+    Str,
+    spec,
+    spec_class,
+)
+
+ABLATIONS = ("main", "beta", "score", "weight", "ref")
+
+
+# ============================================================================== runs
+
+
+@spec
+class RunSpec:
+    """One named run: its method spec plus how it is named, grouped and placed."""
+
+    name: Name
+    method: Annotated[MethodSpec, Field(discriminator="name")]
+    """The method and every one of its knobs (:mod:`pacs.methods`)."""
+    label: Str
+    """How tables and figures name the run (default: its name)."""
+    ablation: Literal[ABLATIONS] = "main"
+    """Which table the run belongs to: main (Table 1) or an ablation's."""
+    models: tuple[Name, ...] | None = None
+    """Train on these models only (default: every model)."""
+    nnodes: PositiveInt | None = None
+    """verl: nodes for this run (default: the model's)."""
+
+
+RUN_META_KEYS = tuple(
+    f.name for f in dataclasses.fields(RunSpec) if f.name not in ("name", "method")
+)
+
+
+# ============================================================================== the profile
+
+
+@spec
+class Profile:
+    """One profile config: ``configs/default.yaml`` (tiny), ``smoke.yaml``, ``paper.yaml``, ..."""
+
+    profile: Name
+    """Its name: results/<profile>, paper_figures/<profile>."""
+    engine: Literal["tiny", "verl"]
+    """``tiny``: pacs.tiny on a CPU; ``verl``: verl 0.9.1 + the plugin (docs/design.md §1)."""
+    models: Annotated[dict[Name, ModelSpec], Field(min_length=1)]
+    """The models trained and evaluated, by key."""
+    data: DataSpec
+    """Training and evaluation data."""
+    train: TrainSpec
+    """RL settings shared by every run."""
+    eval: EvalSpec
+    """Evaluation settings (App. C)."""
+    runs: Annotated[dict[Name, RunSpec], Field(min_length=1)]
+    """The named runs; each is trained on its models × its seeds (:class:`Matrix`)."""
+    threads_per_job: PositiveInt = 1
+    """Torch threads per job (two 1-thread jobs beat one 2-thread job: docs/design.md §6)."""
+    prompt: PromptSpec = PromptSpec()
+    """How prompts are rendered."""
+    method_defaults: dict[Str, Annotated[MethodSpec, Field(discriminator="name")]] = (
+        dataclasses.field(default_factory=dict)
+    )
+    """Per method, the knobs this profile's runs share (a run's own knobs win)."""
+    seeds: SeedsSpec = SeedsSpec()
+    """Training seeds of main and ablation runs."""
+    diversity: DiversitySpec = DiversitySpec()
+    """The diversity study (App. E, Table 3, Fig. 5b)."""
+    verl: VerlSpec = VerlSpec()
+    """verl engine settings (unused by the tiny engine)."""
+    claims: ClaimsSpec | None = None
+    """The claims table of the paper's claims C1-C7 (docs/design.md §10); null or absent: none."""
+    logging: LoggingSpec = LoggingSpec()
+    """Metric writers of both engines (TensorBoard, W&B)."""
+
+    @model_validator(mode="after")
+    def _engine_requirements(self):
+        problems = [*_run_problems(self), *_engine_problems(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    def run(self, name: str) -> RunSpec:
+        """The run called ``name``, or a bare method name (``pacs``) with the profile's defaults."""
+        if name in self.runs:
+            return self.runs[name]
+        if name in METHOD_NAMES:
+            method = self.method_defaults.get(name) or spec_class(name)()
+            no_op = _no_op_problem(name, method, self.train)
+            if no_op:
+                raise ConfigError(no_op)
+            return RunSpec(name=name, method=method, label=name)
+        raise ConfigError(f"unknown run {name!r}; known runs: {sorted(self.runs)}")
+
+    def seeds_of(self, run: RunSpec) -> tuple[int, ...]:
+        """``seeds.main`` for main runs, ``seeds.ablation`` otherwise."""
+        return self.seeds.main if run.ablation == "main" else self.seeds.ablation
+
+    def nodes(self, run: str, model: str) -> int:
+        """verl nodes of one training run: the run's ``nnodes``, else the model's."""
+        return self.runs[run].nnodes or self.models[model].nnodes
+
+    @property
+    def matrix(self) -> Matrix:
+        return Matrix(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain data (defaults filled in, tuples as lists)."""
+        return plain_data(dataclasses.asdict(self))
+
+
+def _run_problems(p: Profile) -> list[str]:
+    problems = []
+    for name, run in p.runs.items():
+        unknown = [m for m in run.models or () if m not in p.models]
+        if unknown:
+            problems.append(f"runs.{name}.models: {unknown} are not in models ({sorted(p.models)})")
+        no_op = _no_op_problem(name, run.method, p.train)
+        if no_op:
+            problems.append(no_op)
+    return problems
+
+
+def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | None:
+    """docs/design.md §2.8: PACS whose reference equals the policy at every update is a no-op."""
+    if not isinstance(method, PacsSpec) or not method.reference.resets_each_step:
+        return None
+    if train.mini_batches > 1:
+        return None
+    return (
+        f"runs.{name}: PACS with the reference reset every step (ref: {method.ref}) needs "
+        "train.mini_batches > 1; with one update per rollout every log-ratio is 0, ψ ≡ 0 and "
+        "the β/score ablations are no-ops (docs/design.md §2.8)"
+    )
+
+
+TINY_TRAIN_KEYS = ("steps", "eval_problems", "eval_samples")
+VERL_TRAIN_KEYS = ("mini_batch_size", "micro_batch_per_gpu", "max_prompt_length")
+
+
+def _engine_problems(p: Profile) -> list[str]:
+    """Keys one engine needs that the other does not."""
+    tiny = p.engine == "tiny"
+    needed = TINY_TRAIN_KEYS if tiny else VERL_TRAIN_KEYS
+    problems = [
+        f"train.{k}: required by the {p.engine} engine"
+        for k in needed
+        if getattr(p.train, k) is None
+    ]
+    for key, model in p.models.items():
+        wanted = ("build", "sft") if tiny else ("steps",)
+        problems += [
+            f"models.{key}.{k}: required by the {p.engine} engine"
+            for k in wanted
+            if getattr(model, k) is None
+        ]
+        if not tiny and not (model.path or model.hf_id):
+            problems.append(f"models.{key}: needs `path` or `hf_id`")
+    if tiny and p.data.synthetic is None:
+        problems.append("data.synthetic: required by the tiny engine")
+    if not tiny:
+        problems += _verl_pacs_problems(p)
+    return problems
+
+
+def _verl_pacs_problems(p: Profile) -> list[str]:
+    problems = []
+    n, micro = p.train.group_size, p.train.micro_batch_per_gpu
+    for name, run in p.runs.items():
+        if not isinstance(run.method, PacsSpec):
+            continue
+        if micro is not None and micro % n:
+            problems.append(
+                f"runs.{name}: PACS keeps groups whole: train.micro_batch_per_gpu={micro} must "
+                f"be a multiple of train.group_size={n}"
+            )
+        if run.method.soft_labels:
+            problems.append(
+                f"runs.{name}.soft_labels: the verl engine carries 0/1 labels only "
+                "(docs/design.md §2.6); soft labels are supported by the tiny engine only"
+            )
+    return problems
+
+
+def plain_data(obj: Any) -> Any:
+    """``obj`` with every tuple a list: what YAML and JSON write."""
+    if isinstance(obj, dict):
+        return {k: plain_data(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain_data(v) for v in obj]
+    return obj
