@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from pacs import fingerprint as fpr
 from pacs.config import parse_profile
 from pacs.io import read_jsonl
+from pacs.tiny import checkpoint as ckpt_mod
 from pacs.tiny import train as tt
 
 # Two steps, a checkpoint after each, evals at 0 and 2 (and 4 when extended).
@@ -74,7 +75,7 @@ def test_a_changed_run_is_refused_and_the_old_run_kept(
         tt.main(train_args(config, run_copy, method, seed))
 
     message = str(exc.value)
-    assert str(run_copy / tt.CHECKPOINT_NAME) in message
+    assert str(run_copy / ckpt_mod.CHECKPOINT_NAME) in message
     assert f"{key}: " in message and "--on-mismatch restart" in message
     # Only the changed key is named (method also brings its own defaults, so it names more).
     if case != "method":
@@ -85,12 +86,12 @@ def test_a_changed_run_is_refused_and_the_old_run_kept(
 
 def test_refusal_lists_the_differing_keys(tiny_env, small_config, finished_run, run_copy):
     settings = tt.Settings.from_profile(parse_profile(small_config(**RUN_TRAIN, lr=3e-4)), "grpo")
-    fp = tt.run_fingerprint(
+    fp = ckpt_mod.run_fingerprint(
         settings, 5, tiny_env["base"], read_jsonl(tiny_env["train"]), read_jsonl(tiny_env["test"])
     )
     state = tt.init_state(settings, tiny_env["base"], 4, 5)
     with pytest.raises(fpr.FingerprintMismatch) as exc:
-        tt.load_checkpoint(state, settings, run_copy, fp)
+        ckpt_mod.load_checkpoint(state, settings, run_copy, fp)
     # grpo drops PACS's beta/score/... and adds its own keys: all of them are named.
     assert {"lr", "seed", "run.method", "run.beta", "run.clip_ratio"} <= set(exc.value.keys)
     assert "run.method: 'pacs' -> 'grpo'" in str(exc.value)
@@ -166,7 +167,7 @@ def test_extending_the_step_budget_resumes_like_one_long_run(
 
 def _fingerprint(tiny_env, cfg, run="pacs", seed=0, base=None, train_rows=None):
     settings = tt.Settings.from_profile(parse_profile(cfg), run)
-    return tt.run_fingerprint(
+    return ckpt_mod.run_fingerprint(
         settings,
         seed,
         base or tiny_env["base"],
@@ -223,7 +224,7 @@ def test_fingerprint_covers_the_base_model_and_the_data(tiny_env, small_config, 
 def test_checkpoint_without_fingerprint_is_refused(
     tiny_env, small_config, run_copy, tmp_path, train_args
 ):
-    path = run_copy / tt.CHECKPOINT_NAME
+    path = run_copy / ckpt_mod.CHECKPOINT_NAME
     ckpt = torch.load(path, weights_only=False)
     del ckpt["fingerprint"]
     torch.save(ckpt, path)
@@ -239,7 +240,7 @@ def test_checkpoint_without_fingerprint_is_refused(
 def test_unreadable_checkpoint_names_the_file_and_the_way_out(
     keep, tiny_env, small_config, run_copy, tmp_path, train_args
 ):
-    path = run_copy / tt.CHECKPOINT_NAME
+    path = run_copy / ckpt_mod.CHECKPOINT_NAME
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * keep)])
     config = _write_config(tmp_path / "same.yaml", small_config, lr=1e-4)
@@ -252,7 +253,7 @@ def test_unreadable_checkpoint_names_the_file_and_the_way_out(
 
 def test_a_failed_checkpoint_write_keeps_the_previous_one(run_copy, monkeypatch, tiny_env):
     """torch.save dying mid-write (disk full, kill) leaves the old checkpoint and no temp file."""
-    path = run_copy / tt.CHECKPOINT_NAME
+    path = run_copy / ckpt_mod.CHECKPOINT_NAME
     before = path.read_bytes()
     ckpt = torch.load(path, weights_only=False)
 
@@ -268,7 +269,7 @@ def test_a_failed_checkpoint_write_keeps_the_previous_one(run_copy, monkeypatch,
         step=3,
     )
     with pytest.raises(OSError, match="No space"):
-        tt.save_checkpoint(settings_state, run_copy, ckpt["fingerprint"])
+        ckpt_mod.save_checkpoint(settings_state, run_copy, ckpt["fingerprint"])
     assert path.read_bytes() == before
     assert sorted(p.name for p in run_copy.iterdir() if p.name.startswith(".")) == []
 
@@ -284,7 +285,7 @@ def test_asking_for_fewer_steps_than_the_checkpoint_is_a_clear_error(
         tt.main(train_args(config, run_copy, "pacs", 0, "--steps", 1))
     message = str(exc.value)
     assert message.startswith("error: ")
-    assert str(run_copy / tt.CHECKPOINT_NAME) in message
+    assert str(run_copy / ckpt_mod.CHECKPOINT_NAME) in message
     assert "step 2, past the 1 steps asked for" in message and "at least 2 steps" in message
     assert {p.name: p.stat().st_mtime_ns for p in run_copy.iterdir()} == before
 

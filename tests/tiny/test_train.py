@@ -13,6 +13,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from pacs.config import parse_profile
 from pacs.io import read_jsonl
+from pacs.tiny import checkpoint as ckpt_mod
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts
 
@@ -235,11 +236,11 @@ def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path, tra
     tt.main(common + ["--out", str(resumed), "--stop-after", "4"])
     assert not (resumed / "summary.json").exists()
     assert len(read_jsonl(resumed / "metrics.jsonl")) == 4
-    assert torch.load(resumed / tt.CHECKPOINT_NAME, weights_only=False)["step"] == 3
+    assert torch.load(resumed / ckpt_mod.CHECKPOINT_NAME, weights_only=False)["step"] == 3
     tt.main(common + ["--out", str(resumed)])
 
-    a = torch.load(full / tt.CHECKPOINT_NAME, weights_only=False)
-    b = torch.load(resumed / tt.CHECKPOINT_NAME, weights_only=False)
+    a = torch.load(full / ckpt_mod.CHECKPOINT_NAME, weights_only=False)
+    b = torch.load(resumed / ckpt_mod.CHECKPOINT_NAME, weights_only=False)
     for part in ("policy", "ref", "critic"):
         if a[part] is not None:
             assert a[part].keys() == b[part].keys()

@@ -286,7 +286,8 @@ def eval_pass_at_1(
 
 
 def sft_batch(tokenizer, prompt_ids: Sequence[Sequence[int]], responses: Sequence[str]):
-    """``(input_ids, attention_mask, loss_mask)`` for prompt + response + eos; loss on the response."""
+    """``(input_ids, attention_mask, loss_mask)`` for prompt + response + eos; the loss mask
+    covers the response."""
     resp_ids = tokenizer([r + tokenizer.eos_token for r in responses], add_special_tokens=False)[
         "input_ids"
     ]
