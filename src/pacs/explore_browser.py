@@ -3,8 +3,13 @@
 Filters: model, benchmark, method (run and seed), problem, and correct / wrong. Each response shows
 its verdict, the answer the grader extracted beside the gold answer, and the last ``\\boxed{}`` of
 the text as the grader reads it (:func:`pacs.rewards.math.extract_boxed`), highlighted in the
-response. The page is one ``ipywidgets.HTML``, so a notebook saved
-with its widget state (or exported to HTML) keeps the first page.
+response. The page is one ``ipywidgets.HTML``, so a notebook saved with its widget state keeps
+the first page.
+
+An HTML export draws widgets with a script from a CDN, so read offline its browser would be
+blank. Displaying a :class:`ResponseBrowser` therefore also shows a static copy of the first page,
+and the live page carries a style rule that hides that copy: wherever the widget is drawn (a
+kernel, an export online) one page shows; where it cannot be, the copy is what the reader sees.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from pacs.rewards.math import extract_boxed
 PER_PAGE = 4
 VERDICT = {"all": None, "correct": True, "wrong": False}
 ALL_PROBLEMS = ""  # the problem filter's "all problems" value (a None value shows as blank)
+STATIC_CLASS = "pacs-browser-static"
+HIDE_STATIC = f"<style>.{STATIC_CLASS} {{display: none}}</style>"  # in the live page only
 GRADED_FILES = f"{layout.eval_dir('', ANY, ANY, ANY, ANY)}/graded.jsonl"
 CSS = """<style>
 .pacs-browser-page {font-family: sans-serif; font-size: 13px; max-width: 1000px}
@@ -195,6 +202,20 @@ class ResponseBrowser:
         )
         self.on_filter()
 
+    def static_copy(self) -> str:
+        """The page shown now, as HTML that needs no widget script, labelled as a copy."""
+        note = (
+            "<p><i>A static copy of the response browser's first page (the interactive "
+            "browser needs a running kernel, or its widget script, to be drawn).</i></p>"
+        )
+        page = self.page_html.value.replace(HIDE_STATIC, "")
+        return f'<div class="{STATIC_CLASS}">{note}{page}</div>'
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import HTML, display
+
+        display(HTML(self.static_copy()), self.widget)
+
     def on_filter(self, _change=None) -> None:
         if self.busy:  # options being reset below fire their own events
             return
@@ -249,7 +270,7 @@ class ResponseBrowser:
     def render(self) -> None:
         graded = self.graded()
         if graded is None:
-            self.page_html.value = f"<p>No graded samples ({GRADED_FILES}) here.</p>"
+            self.page_html.value = f"{HIDE_STATIC}<p>No graded samples ({GRADED_FILES}) here.</p>"
             return
         rows = select(graded, self.problem.value, VERDICT[self.verdict.value])
         pages = max(1, -(-len(rows) // self.per_page))
@@ -257,7 +278,8 @@ class ResponseBrowser:
         run, seed = self.method.value
         title = f"{self.model.value} · {self.benchmark.value} · {run} seed {seed}"
         problems = load_problems(self.root, self.benchmark.value)
-        self.page_html.value = render_page(rows, problems, self.page, self.per_page, title)
+        page = render_page(rows, problems, self.page, self.per_page, title)
+        self.page_html.value = HIDE_STATIC + page
 
 
 def _set_options(dropdown, options: list, prefer=None) -> None:

@@ -122,6 +122,12 @@ def elements(dom: str) -> list[dict]:
 
 
 @pytest.fixture
+def html_elements():
+    """``f(html) -> elements``: a page's elements outside <script>, parsed without a browser."""
+    return elements
+
+
+@pytest.fixture
 def open_in_browser(chromium, widget_js):
     """``f(executed_nb, folder) -> (elements, screenshot)``: export the notebook to
     ``folder/notebook.html``, open it headless, parse its DOM and keep a screenshot."""

@@ -372,13 +372,64 @@ def test_notebook_on_tiny_shaped_results_renders_in_a_browser(
         data = base64.b64decode(img["attrs"]["src"].split(",", 1)[1])
         assert min(Image.open(io.BytesIO(data)).size) > 200
     # The browser widget, drawn by the widget manager from the saved state (not the state's JSON):
-    (browser_page,) = with_class(found_elements, "pacs-browser-page")
-    assert "tiny · synthetic · pacs seed 0 — page 1 of" in browser_page["text"]
-    assert "Problem 0 of synthetic" in browser_page["text"]
-    assert len(with_class(found_elements, "pacs-response")) == 4
+    # Two copies of the page: the widget's, and the static one for offline readers (hidden by
+    # the widget's style rule, so a reader sees one).
+    live, static = with_class(found_elements, "pacs-browser-page")
+    for browser_page in (live, static):
+        assert "tiny · synthetic · pacs seed 0 — page 1 of" in browser_page["text"]
+        assert "Problem 0 of synthetic" in browser_page["text"]
+    assert len(with_class(found_elements, "pacs-response")) == 2 * 4
     assert len(with_class(found_elements, "widget-dropdown")) >= 4
     picture = Image.open(shot).convert("L")
     assert picture.size[0] > 1000 and picture.getextrema()[0] < 100  # not a blank page
+
+
+@pytest.mark.slow
+def test_the_html_export_shows_the_browsers_first_page_offline(
+    tmp_path, monkeypatch, html_elements
+):
+    """nbconvert's export loads the widget script from a CDN; offline no script runs, so what a
+    reader sees is the HTML outside <script>: the static copy, with nothing hiding it."""
+    import re
+
+    from nbconvert import HTMLExporter
+
+    from pacs.explore_browser import HIDE_STATIC, STATIC_CLASS
+
+    root = tmp_path / "results" / "tiny"
+    build_tiny_tree(root)
+    nb, _, _ = execute(root, monkeypatch)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    assert "unpkg.com" in body  # the widget script would come from the CDN
+    offline = re.sub(r"<script\b.*?</script>", "", body, flags=re.DOTALL)
+    (static,) = with_class(html_elements(offline), STATIC_CLASS)
+    assert "tiny · synthetic · pacs seed 0 — page 1 of" in static["text"]
+    assert "Problem 0 of synthetic" in static["text"]
+    assert HIDE_STATIC not in offline  # only the live page, inside the widget state, hides it
+    state = re.search(
+        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', body, re.DOTALL
+    )
+    values = [m["state"].get("value") for m in json.loads(state.group(1))["state"].values()]
+    assert any(isinstance(v, str) and v.startswith(HIDE_STATIC) for v in values)
+
+
+def test_displaying_the_browser_shows_the_widget_and_a_static_copy_it_hides(tmp_path, monkeypatch):
+    from IPython import display as ipython_display
+
+    from pacs.explore_browser import HIDE_STATIC, STATIC_CLASS, ResponseBrowser
+
+    root = tmp_path / "results" / "tiny"
+    build_tiny_tree(root)
+    browser = ResponseBrowser(root)
+    shown = []
+    monkeypatch.setattr(ipython_display, "display", lambda *objs: shown.extend(objs))
+    browser._ipython_display_()
+    static, widget = shown
+    assert widget is browser.widget
+    assert static.data.startswith(f'<div class="{STATIC_CLASS}">')
+    assert "Problem 0 of synthetic" in static.data and HIDE_STATIC not in static.data
+    assert browser.page_html.value.startswith(HIDE_STATIC)  # the live page hides the copy
+    assert browser.page_html.value[len(HIDE_STATIC) :] in static.data
 
 
 def test_overview_lists_seed_ids_so_seed_0_does_not_read_as_none(tmp_path):
