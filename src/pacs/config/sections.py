@@ -309,9 +309,9 @@ class ShardSpec:
 class EvalVllmSpec:
     """``eval.vllm``: engine settings of the vLLM evaluation backend (none in the paper)."""
 
-    gpu_memory_utilization: Annotated[Float, Field(gt=0, le=1)] = 0.9
-    """Share of the accelerator's memory vLLM may take; on CPU a share of host RAM (0.9 fails to
-    start there: use about 0.3)."""
+    gpu_memory_utilization: Annotated[Float, Field(gt=0, le=1)] | None = None
+    """Share of the accelerator's memory vLLM may take; null: vLLM's 0.9 on a GPU, 0.3 on CPU,
+    where it is a share of host RAM and 0.9 fails to start."""
     max_num_batched_tokens: PositiveInt | None = None
     """Tokens vLLM schedules per step; null: vLLM's default. A prompt longer than this is
     prefilled in chunks."""

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from pacs.config import load_profile
+from pacs.evaluation.backends.vllm import engine_cli_args
 from pacs.io import atomic_open
 from pacs.verl_plugin.devices import DEVICES
 from pacs.verl_plugin.train import ROLLOUTS, rollout_problem, with_rollout
@@ -74,14 +75,8 @@ def generate_flags(profile, backend: str) -> list[str]:
         "--top-p", str(ev.top_p), "--max-new-tokens", str(ev.max_new_tokens),
         "--seed", str(ev.seed),
     ]
-    if backend == "vllm":
-        v = ev.vllm
-        flags += ["--gpu-memory-utilization", str(v.gpu_memory_utilization)]
-        if v.max_num_batched_tokens is not None:
-            flags += ["--max-num-batched-tokens", str(v.max_num_batched_tokens)]
-        if v.enable_chunked_prefill is not None:
-            flags.append("--enable-chunked-prefill" if v.enable_chunked_prefill
-                         else "--no-enable-chunked-prefill")
+    if backend == "vllm":  # the config's engine settings; unset ones: the platform's defaults
+        flags += engine_cli_args(ev.vllm).split()
     return flags
 
 
