@@ -213,11 +213,6 @@ def test_prompt_sampler_walks_epochs_and_restores():
     assert other.next(7) == a
 
 
-def test_mixed_fraction():
-    labels = torch.tensor([1.0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0])
-    assert tt.mixed_fraction(labels, 4) == pytest.approx(1 / 3)
-
-
 def _without_times(rows):
     return [{k: v for k, v in r.items() if k not in tt.TIME_KEYS} for r in rows]
 

@@ -501,12 +501,6 @@ def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int
     return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
 
 
-def mixed_fraction(labels: torch.Tensor, group_size: int) -> float:
-    """Fraction of groups whose responses do not all share one label."""
-    g = labels.reshape(-1, group_size)
-    return (g.max(dim=1).values != g.min(dim=1).values).float().mean().item()
-
-
 def metrics_row(
     step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
 ) -> dict:
@@ -516,7 +510,7 @@ def metrics_row(
     return {
         "step": step,
         "reward_mean": scores.mean().item(),
-        "mixed_frac": mixed_fraction(labels, n),
+        "mixed_frac": core_algos.mixed_group_fraction(labels, n),
         "response_len": roll.response_mask.sum(-1).float().mean().item(),
         **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
         **paths,
