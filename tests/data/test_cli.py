@@ -9,7 +9,7 @@ import sys
 import pyarrow.parquet as pq
 
 from pacs.data.cli import main
-from pacs.data.synthetic import make_splits
+from pacs.data.synthetic.arithmetic import make_splits
 
 
 def test_prepare_synthetic(tmp_path):

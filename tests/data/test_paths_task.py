@@ -1,4 +1,4 @@
-"""The many-paths synthetic task (pacs.data.paths_task)."""
+"""The many-paths synthetic task (pacs.data.synthetic.paths)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from pacs import PROMPT_SUFFIX
-from pacs.data import cli
 from pacs.config import load_profile
-from pacs.data.paths_task import make_problem, make_splits, parse_path, solution_for
+from pacs.data import cli
 from pacs.data.synthetic import write_task_splits
+from pacs.data.synthetic.paths import make_problem, make_splits, parse_path, solution_for
 from pacs.io import read_jsonl
 from pacs.rewards.math import grade
 
@@ -115,7 +115,9 @@ def test_the_science_profile_command_line_writes_manifested_splits(tmp_path):
         assert all(len(r["quantities"]) == 3 for r in rows)
 
 
-@pytest.mark.parametrize("config", sorted((REPO_ROOT / "configs").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "config", sorted((REPO_ROOT / "configs").glob("*.yaml")), ids=lambda p: p.stem
+)
 def test_every_shipped_synthetic_section_writes_its_task(config, tmp_path):
     """``data.synthetic`` of every config, as the verl smoke builder passes it (all fields, the
     other task's knobs None), writes that task's splits."""

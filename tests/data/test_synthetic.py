@@ -1,4 +1,5 @@
-"""The synthetic arithmetic task of the tiny profile (pacs.data.synthetic)."""
+"""The synthetic tasks' package (pacs.data.synthetic): the arithmetic task of the tiny profile,
+and the one task dispatcher."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import re
 import pytest
 
 from pacs import PROMPT_SUFFIX
-from pacs.data.synthetic import make_problem, make_splits, write_splits
+from pacs.data.synthetic import write_task_splits
+from pacs.data.synthetic.arithmetic import make_problem, make_splits
 from pacs.io import sha256_file
 
 ROW_KEYS = {"problem_id", "benchmark", "task", "prompt", "answer", "problem", "solution"}
@@ -93,7 +95,8 @@ def test_test_split_does_not_depend_on_other_sizes():
 
 def test_prompt_and_solution_are_short():
     rows = make_splits(0, 0, 0, 200)["test"]
-    # docs/design.md §6: ~47-token prompts and ~26-token solutions with a digit-level BPE; bound chars.
+    # docs/design.md §6: ~47-token prompts and ~26-token solutions with a digit-level BPE; bound
+    # chars.
     assert max(len(r["prompt"][0]["content"]) for r in rows) < 260
     assert max(len(r["solution"]) for r in rows) < 80
 
@@ -118,7 +121,8 @@ def test_solutions_fit_the_tiny_generation_budget(repo_root):
 
 
 def test_write_splits_files_and_manifests(tmp_path):
-    paths = write_splits(tmp_path / "syn", seed=5, n_sft=20, n_train=10, n_test=5, max_operand=30)
+    sizes = {"seed": 5, "n_sft": 20, "n_train": 10, "n_test": 5}
+    paths = write_task_splits(tmp_path / "syn", **sizes, max_operand=30)
     assert set(paths) == {"sft", "train", "test"}
     expected = make_splits(5, 20, 10, 5, max_operand=30)
     for split, path in paths.items():
@@ -140,3 +144,21 @@ def test_boxed_answers_grade_correct():
         assert result.status == "ok" and result.score == 1.0, (row, result)
         assert result.extracted == row["answer"]
         assert grade(row["solution"], str(int(row["answer"]) + 1)).score == 0.0
+
+
+def test_one_dispatcher_writes_either_task_and_records_its_params(tmp_path):
+    """write_task_splits picks the task by name; the manifests' params are those the two task
+    writers recorded before the package (arithmetic: no ``task`` key): outputs keep their bytes."""
+    sizes = {"seed": 2, "n_sft": 6, "n_train": 4, "n_test": 3}
+    arith = write_task_splits(tmp_path / "a", "arithmetic", **sizes, max_steps=2, min_terms=None)
+    paths = write_task_splits(tmp_path / "p", "paths", **sizes, max_operand=20, min_steps=None)
+    params = [json.loads((p["test"].with_name("test.manifest.json")).read_text())["params"]
+              for p in (arith, paths)]
+    assert params[0] == {"seed": 2, "min_steps": 2, "max_steps": 2, "max_operand": 50}
+    assert list(params[1].items()) == [("task", "paths"), ("seed", 2), ("min_terms", 3),
+                                       ("max_terms", 3), ("max_operand", 20)]
+    assert all("quantities" in json.loads(line) for line in paths["test"].read_text().splitlines())
+    expected = r"unknown synthetic task 'trees'; expected one of \('arithmetic', 'paths'\)"
+    with pytest.raises(ValueError, match=expected):
+        write_task_splits(tmp_path / "t", "trees", **sizes)
+    assert not (tmp_path / "t").exists()

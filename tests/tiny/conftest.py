@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from pacs.config import load_config
-from pacs.data.synthetic import make_splits
+from pacs.data.synthetic.arithmetic import make_splits
 from pacs.io import write_jsonl
 from pacs.tiny.build import build_model, build_tokenizer, corpus_from_rows, save_pretrained
 from pacs.tiny.sft import run_sft

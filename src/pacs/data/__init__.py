@@ -1,8 +1,9 @@
-"""Training and benchmark preparation, and the synthetic arithmetic task of the tiny profile.
+"""Training and benchmark preparation, and the synthetic tasks of the tiny engine.
 
 Modules:
 
-- :mod:`pacs.data.synthetic`: multi-step add/subtract word problems with ``\\boxed{N}`` answers;
+- :mod:`pacs.data.synthetic`: the synthetic tasks with ``\\boxed{N}`` answers (multi-step
+  add/subtract word problems; the many-paths task of the science profile);
 - :mod:`pacs.data.benchmarks`: MATH500, AMC23, AIME24, AIME25 and BeyondAIME converted to the
   prepared-benchmark rows of ``docs/formats.md``;
 - :mod:`pacs.data.train`: DeepScaleR-Preview converted to verl's RL parquet schema;

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=3)
     p.add_argument("--max-operand", type=int, default=50)
     p.add_argument("--task", choices=("arithmetic", "paths"), default="arithmetic",
-                   help="arithmetic (pacs.data.synthetic) or paths (pacs.data.paths_task)")
+                   help="arithmetic or paths (pacs.data.synthetic)")
     p.add_argument("--min-terms", type=int, default=3, help="paths: fewest quantities")
     p.add_argument("--max-terms", type=int, default=3, help="paths: most quantities")
     return parser
@@ -98,27 +98,12 @@ def _run(args: argparse.Namespace) -> None:
         prepare.prepare_eval(
             args.benchmark, args.source, args.out, args.path, args.revision, window
         )
-    elif args.task == "paths":
-        from pacs.data import paths_task
-
-        paths = paths_task.write_splits(
-            args.out_dir, args.seed, args.n_sft, args.n_train, args.n_test,
-            min_terms=args.min_terms, max_terms=args.max_terms, max_operand=args.max_operand,
-        )
-        log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     else:
-        from pacs.data.synthetic import write_splits
+        from pacs.data.synthetic import task_module, write_task_splits
 
-        paths = write_splits(
-            args.out_dir,
-            args.seed,
-            args.n_sft,
-            args.n_train,
-            args.n_test,
-            min_steps=args.min_steps,
-            max_steps=args.max_steps,
-            max_operand=args.max_operand,
-        )
+        knobs = {k: getattr(args, k) for k in task_module(args.task).DEFAULT_KNOBS}
+        sizes = {"n_sft": args.n_sft, "n_train": args.n_train, "n_test": args.n_test}
+        paths = write_task_splits(args.out_dir, args.task, seed=args.seed, **sizes, **knobs)
         log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
 
 

@@ -3,9 +3,9 @@
 ``python -m pacs.evaluation.paths --graded graded.jsonl --benchmark-file test.jsonl --out paths.json
 --model tiny --run pacs --seed 0 [--subsample 4]``
 
-On :mod:`pacs.data.paths_task` every correct response adds the problem's quantities in some
-order, its *path* (:func:`pacs.data.paths_task.parse_path`). For each problem this stage counts
-the paths of its correct responses and reports, over problems:
+On :mod:`pacs.data.synthetic.paths` every correct response adds the problem's quantities in
+some order, its *path* (:func:`pacs.data.synthetic.paths.parse_path`). For each problem this
+stage counts the paths of its correct responses and reports, over problems:
 
 - ``path_diversity``: the probability that two distinct correct responses of a problem take
   different paths, ``1 - sum_i c_i (c_i - 1) / (m (m - 1))`` over the m parsed correct responses
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pacs.data.paths_task import parse_path
+from pacs.data.synthetic.paths import parse_path
 from pacs.evaluation.io import FormatError, iter_jsonl, require
 from pacs.evaluation.passk import is_correct
 from pacs.io import write_json

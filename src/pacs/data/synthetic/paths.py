@@ -1,4 +1,4 @@
-"""A synthetic task with many valid solution paths: add k quantities in any order (docs/design.md §10).
+"""A synthetic task with many valid solution paths: add k quantities in any order (design §10).
 
 Example (k = 3)::
 
@@ -13,25 +13,26 @@ collapse it onto a few orders, and :func:`parse_path` reads back exactly which o
 took. The verifier stays the math grader on the boxed sum.
 
 The quantities of a problem are distinct (a path is then unambiguous) and lie in
-``1..max_operand``; ``min_terms``/``max_terms`` bound k. Rows are the prepared-benchmark format of
-:mod:`pacs.data.synthetic` (benchmark ``synthetic``) plus ``quantities`` (the values in prompt
-order), so every later stage treats the two families alike. Splits are deterministic in ``seed``,
-disjoint by problem text and filled test, train, sft, as in :mod:`pacs.data.synthetic`.
+``1..max_operand``; ``min_terms``/``max_terms`` bound k. Rows are the prepared-benchmark format
+of :mod:`pacs.data.synthetic.arithmetic` (benchmark ``synthetic``) plus ``quantities`` (the
+values in prompt order), so every later stage treats the two families alike. Splits are
+deterministic in ``seed``, disjoint by problem text and filled test, train, sft
+(:mod:`pacs.data.synthetic.splits`).
 """
 
 from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 from typing import Any
 
 from pacs import PROMPT_SUFFIX
-from pacs.data.files import write_with_manifest
-from pacs.data.synthetic import NAMES, OBJECTS, fill_splits
-from pacs.io import write_jsonl
+from pacs.data.synthetic.splits import fill_splits
+from pacs.data.synthetic.words import NAMES, OBJECTS
 
 DEFAULT_KNOBS = {"min_terms": 3, "max_terms": 3, "max_operand": 50}
+# What the manifests' ``params`` record besides the seed and knobs.
+MANIFEST_PARAMS: dict[str, Any] = {"task": "paths"}
 CONTAINERS = ("bags", "boxes", "jars")
 _EQUATION = re.compile(r"(\d+)\+(\d+)=(\d+)")
 _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
@@ -118,22 +119,3 @@ def make_splits(seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int) 
     _check_knobs(**knobs)
     sizes = {"sft": n_sft, "train": n_train, "test": n_test}
     return fill_splits(make_problem, "pacs-paths", seed, sizes, knobs)
-
-
-def write_splits(
-    out_dir: str | Path, seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int
-) -> dict[str, Path]:
-    """Write ``{sft,train,test}.jsonl`` plus a manifest each (as :mod:`pacs.data.synthetic`)."""
-    splits = make_splits(seed, n_sft, n_train, n_test, **knobs)
-    params = {"task": "paths", "seed": seed, **DEFAULT_KNOBS, **knobs}
-    return {
-        split: write_with_manifest(
-            Path(out_dir) / f"{split}.jsonl",
-            rows,
-            write_jsonl,
-            benchmark="synthetic",
-            source="synthetic",
-            extra={"split": split, "params": params},
-        )
-        for split, rows in splits.items()
-    }

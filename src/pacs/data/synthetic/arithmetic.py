@@ -6,9 +6,9 @@ Example (2 steps)::
               How many apples does Mia have now?
     solution: 12+7=19. 19-5=14. The answer is \\boxed{14}.
 
-Sized for the tiny profile (docs/design.md §6: 48 new tokens at most, a ~384-token BPE with one token
-per digit). With that tokenizer trained on the SFT split (seed 1234, default knobs) a prompt is
-~60 tokens (chat template and the paper's suffix included) and a solution ~31 tokens, at most
+Sized for the tiny profile (docs/design.md §6: 48 new tokens at most, a ~384-token BPE with one
+token per digit). With that tokenizer trained on the SFT split (seed 1234, default knobs) a prompt
+is ~60 tokens (chat template and the paper's suffix included) and a solution ~31 tokens, at most
 ~40: equations are written without spaces, which keeps even 3-step solutions well inside the
 48-token budget (with spaces the longest took 48 tokens plus eos).
 
@@ -18,48 +18,24 @@ every operand lie in ``1..max_operand``).
 
 Row format (docs/formats.md): ``problem_id, benchmark="synthetic", task="math", prompt, answer,
 problem, solution``. :func:`make_problem` gives a content-hash id ``synthetic/<sha1[:12]>``;
-:func:`make_splits` renumbers rows as ``synthetic/<split>/<i>``.
-
-Splits are deterministic in ``seed`` and disjoint by problem text. Each split draws from its own
-random stream (seeded by ``seed`` and the split name) and the splits are filled in the order
-test, train, sft, skipping any text already taken. So the test set depends only on the seed, the
-knobs and ``n_test``: growing the SFT split never changes the held-out problems.
+:func:`make_splits` renumbers rows as ``synthetic/<split>/<i>``
+(:mod:`pacs.data.synthetic.splits`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pacs import PROMPT_SUFFIX
-from pacs.data.files import write_with_manifest
-from pacs.io import write_jsonl
+from pacs.data.synthetic.splits import fill_splits
+from pacs.data.synthetic.words import NAMES, OBJECTS
 
-SPLITS = ("sft", "train", "test")
 DEFAULT_KNOBS = {"min_steps": 2, "max_steps": 3, "max_operand": 50}
-# Filling order: the held-out split first, so it never depends on the sizes of the others.
-_FILL_ORDER = ("test", "train", "sft")
+# What the manifests' ``params`` record besides the seed and knobs: nothing (they predate tasks).
+MANIFEST_PARAMS: dict[str, Any] = {}
 
-# A handful of short words: the tiny profile's ~384-token BPE merges each into one or two tokens.
-NAMES = (
-    ("Mia", "She"),
-    ("Tom", "He"),
-    ("Ann", "She"),
-    ("Sam", "He"),
-    ("Zoe", "She"),
-    ("Ben", "He"),
-)
-OBJECTS = (
-    ("apple", "apples"),
-    ("pen", "pens"),
-    ("card", "cards"),
-    ("coin", "coins"),
-    ("book", "books"),
-    ("shell", "shells"),
-)
 ADD_PHRASES = ("buys {n} more", "finds {n} more", "gets {n} more")
 SUB_PHRASES = ("gives away {n}", "loses {n}", "sells {n}")
 
@@ -141,46 +117,6 @@ def make_problem(
     }
 
 
-def _fill_split(
-    make: Callable[..., dict[str, Any]], rng_key: str, split: str, n: int, seen: set[str], knobs: dict
-) -> list[dict[str, Any]]:
-    rng = random.Random(rng_key)
-    rows: list[dict[str, Any]] = []
-    max_attempts = 50 * n + 1000
-    for _ in range(max_attempts):
-        if len(rows) == n:
-            break
-        row = make(rng, **knobs)
-        if row["problem"] in seen:
-            continue
-        seen.add(row["problem"])
-        row["problem_id"] = f"synthetic/{split}/{len(rows)}"
-        rows.append(row)
-    if len(rows) < n:
-        raise ValueError(
-            f"{rng_key.split(':')[0]} split {split!r}: only {len(rows)} of {n} distinct problems "
-            f"after {max_attempts} draws with {knobs}; raise max_operand, or ask for fewer rows"
-        )
-    return rows
-
-
-def fill_splits(
-    make: Callable[..., dict[str, Any]], family: str, seed: int, sizes: dict[str, int], knobs: dict
-) -> dict[str, list[dict[str, Any]]]:
-    """Splits ``sizes`` (split -> rows) of problems ``make(rng, **knobs)``, disjoint by problem
-    text, deterministic in ``seed``; ``family`` keys each split's RNG (``family:seed:split``).
-    The test split is drawn first, so it does not depend on the sizes of the others."""
-    for split, n in sizes.items():
-        if n < 0:
-            raise ValueError(f"n_{split} must be >= 0, got {n}")
-    seen: set[str] = set()
-    filled = {
-        split: _fill_split(make, f"{family}:{seed}:{split}", split, sizes[split], seen, knobs)
-        for split in _FILL_ORDER
-    }
-    return {split: filled[split] for split in SPLITS}
-
-
 def make_splits(
     seed: int,
     n_sft: int,
@@ -195,34 +131,3 @@ def make_splits(
     knobs = {"min_steps": min_steps, "max_steps": max_steps, "max_operand": max_operand}
     sizes = {"sft": n_sft, "train": n_train, "test": n_test}
     return fill_splits(make_problem, "pacs-synthetic", seed, sizes, knobs)
-
-
-def write_splits(
-    out_dir: str | Path, seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int
-) -> dict[str, Path]:
-    """Write ``{sft,train,test}.jsonl`` plus a ``<split>.manifest.json`` each; return the paths."""
-    splits = make_splits(seed, n_sft, n_train, n_test, **knobs)
-    out_dir = Path(out_dir)
-    params = {"seed": seed, **DEFAULT_KNOBS, **knobs}
-    paths: dict[str, Path] = {}
-    for split, rows in splits.items():
-        paths[split] = write_with_manifest(
-            out_dir / f"{split}.jsonl",
-            rows,
-            write_jsonl,
-            benchmark="synthetic",
-            source="synthetic",
-            extra={"split": split, "params": params},
-        )
-    return paths
-
-
-def write_task_splits(out_dir: str | Path, task: str = "arithmetic", **params: Any) -> dict[str, Path]:
-    """Write the splits of either task family (``task``: arithmetic | paths) from the fields of
-    ``data.synthetic``; a knob of the other family is None there and is dropped."""
-    knobs = {k: v for k, v in params.items() if v is not None}
-    if task == "paths":
-        from pacs.data import paths_task  # imports this module
-
-        return paths_task.write_splits(out_dir, **knobs)
-    return write_splits(out_dir, **knobs)
