@@ -39,7 +39,6 @@ from .loaders import _read_json
 from .outputs import OutputLog
 
 Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
-VERDICTS = ("holds", "reversed", "not separable")
 NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
 CLAIMS_COLUMNS = ["claim", "statement", "metric", "run_a", "run_b", "seeds", "problems",
                   "mean_a", "mean_b", "diff", "ci_low", "ci_high", "mde", "verdict"]
