@@ -193,8 +193,8 @@ def _parse_line(path: Path, raw: bytes, line: int) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        bad = raw[err.start : err.start + 1]
-        raise JsonlLineError(path, line, f"not UTF-8: byte {bad!r} at byte {err.start + 1}") from None
+        reason = f"not UTF-8: byte {raw[err.start : err.start + 1]!r} at byte {err.start + 1}"
+        raise JsonlLineError(path, line, reason) from None
     try:
         row = json.loads(text, parse_int=parse_json_int)
     except json.JSONDecodeError as err:
