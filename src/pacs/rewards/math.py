@@ -117,7 +117,8 @@ def _unbraced_token(text: str, pos: int) -> str | None:
 
 _SPACING = re.compile(r"\\[,;:! ]|\\q?quad\b|~")
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
+# "\s*\{?\s*" would split a run of spaces every way (quadratic): the brace takes its own spaces.
+_DEGREES = re.compile(r"\^\s*(?:\{\s*)?\\circ\s*\}?|°")
 _FRAC_DIGITS = re.compile(r"\\frac\s*(\d)\s*(\d)")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
