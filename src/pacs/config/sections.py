@@ -116,8 +116,8 @@ SYNTHETIC_TASK_KEYS = {
 
 @spec
 class SyntheticSpec:
-    """The synthetic task of the tiny engine: add/subtract word problems (``pacs.data.synthetic``)
-    or the many-paths task (``pacs.data.paths_task``, docs/design.md §10)."""
+    """The synthetic task of the tiny engine: add/subtract word problems (``pacs.data.synthetic.arithmetic``)
+    or the many-paths task (``pacs.data.synthetic.paths``, docs/design.md §10)."""
 
     seed: Int
     """Seed of the problem generator (the splits are disjoint by problem text)."""

@@ -38,11 +38,6 @@ def _palette(ctx: ReportContext) -> dict[str, str]:
     return run_palette(ctx.runs)
 
 
-def _label_palette(ctx: ReportContext, runs: list[RunInfo]) -> dict[str, str]:
-    pal = _palette(ctx)
-    return {r.label: pal[r.name] for r in runs}
-
-
 def _seed_counts(df: pd.DataFrame) -> dict[str, int]:
     return df.groupby("run")["seed"].nunique().to_dict()
 

@@ -369,11 +369,6 @@ def _as_decimal(s: str) -> Decimal | None:
         return None
 
 
-def _both_numbers(gold: str, answer: str) -> bool:
-    g, a = normalize_answer(gold), normalize_answer(answer)
-    return _as_decimal(g) is not None and _as_decimal(a) is not None
-
-
 def fast_equal(gold: str, answer: str) -> bool:
     """True only when the two are surely equal; False means "not decided here"."""
     return _fast_compare(normalize_answer(gold), normalize_answer(answer)) is True

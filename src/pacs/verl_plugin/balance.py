@@ -73,10 +73,6 @@ class GroupSelection:
     padding_rows: int  # verl's synthetic is_padding rows
     trimmed_groups: int  # complete groups dropped so the rest fills whole mini-batches
 
-    @property
-    def dropped_groups(self) -> int:
-        return self.short_groups + self.missing_groups + self.trimmed_groups
-
     def metrics(self, prefix: str = "pacs/groups") -> dict[str, int]:
         return {
             f"{prefix}/kept": self.kept_groups,
