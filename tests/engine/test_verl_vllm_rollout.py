@@ -28,9 +28,12 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 CHAIN_TIMEOUT_S = 3600  # measured 8-20 min on 2 shared cores; start-up dominated
-# vLLM computes in bf16, the actor in fp32: their per-token log-probs differ by ~5e-4 on average
-# (verl's own training/rollout_probs_diff_mean, measured 4-7e-4 here).
+# vLLM computes in bf16, the actor in fp32: their per-token log-probs differ by ~1.3e-3 on
+# average (mean |Δ| over response tokens; measured at steps 1 and 2).
 BF16_NOISE = 5e-3
+# One update at the smoke's lr (1e-4) moved the log-probs by ~9e-3 (7x the bf16 noise); the test
+# trains at 5e-4 so that a stale rollout stands further apart.
+TEST_LR = 5e-4
 STALE_FACTOR = 5.0  # a stale rollout is further from the updated actor than bf16 noise by this
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -44,6 +47,7 @@ def chain(tmp_path_factory) -> Path:
         sys.executable, "-m", "pacs.verl_plugin.smoke", "--config", str(CONFIG), "--out", str(out),
         "--rollout", "vllm", "--device", "cpu",
         "--", f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
+        f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S)
