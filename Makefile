@@ -44,7 +44,7 @@ $(ENGINE_VENV)/.installed: $(ENGINE_LOCK) envs/vllm-metadata-alias/pyproject.tom
 	$(UV) venv --allow-existing --python $(ENGINE_PYTHON) $(ENGINE_VENV)
 	$(UV) pip sync --python $(ENGINE_BIN)/python --require-hashes $(ENGINE_LOCK)
 	$(UV) pip install --python $(ENGINE_BIN)/python --no-deps -e . ./envs/vllm-metadata-alias
-	$(ENGINE_BIN)/python -m pacs.verl_plugin.engine_check
+	$(ENGINE_BIN)/python -m pacs.verl_plugin.launch.engine_check
 	touch $@
 
 ## Regenerate the engine env's lock (after changing envs/engine-cpu/*.in|overrides.txt or pyproject.toml).
@@ -106,7 +106,7 @@ fetch: setup
 preflight:
 	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
 
-## verl 0.9.1's own trainer (PACSTrainerSync) on the tiny model (pacs.verl_plugin.smoke): build, 2 steps,
+## verl 0.9.1's own trainer (PACSTrainerSync) on the tiny model (pacs.verl_plugin.launch.smoke): build, 2 steps,
 ## stop, a second launch resumes for step 3, HF merge, evaluation of the merged model, grade, pass@k, and
 ## the wall time of each part (results/verl_smoke/smoke_report.md).
 ##   ROLLOUT=hf    the plugin's transformers rollout (quick; .venv)
@@ -120,6 +120,6 @@ VERL_SMOKE  := results/verl_smoke
 SMOKE_BIN   := $(if $(filter vllm,$(ROLLOUT)),$(ENGINE_BIN),$(BIN))
 verl-smoke: setup $(if $(filter vllm,$(ROLLOUT)),engine-env)
 	rm -rf $(VERL_SMOKE)
-	$(SMOKE_BIN)/python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE) \
+	$(SMOKE_BIN)/python -m pacs.verl_plugin.launch.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE) \
 	  --rollout $(ROLLOUT) --device $(VERL_DEVICE) -- $(VERL_SMOKE_OVERRIDES); \
 	  code=$$?; $(SMOKE_BIN)/ray stop --force >/dev/null 2>&1; exit $$code

@@ -75,7 +75,7 @@ ReturnToService=2
 InactiveLimit=0
 KillWait=30
 # Tasks run at the submitter's nice value: a niced pytest keeps its jobs niced (Ray's start-up
-# deadlines are raised by the launcher, pacs.verl_plugin.slurm.RAY_START_DEADLINES).
+# deadlines are raised by the launcher, pacs.verl_plugin.cluster.slurm.RAY_START_DEADLINES).
 PropagatePrioProcess=1
 EOF
   for node in "${NODES[@]}"; do

@@ -8,7 +8,7 @@ every run of a profile, tiny or paper, under one set of names:
 
 - the tiny engine writes each row as it is made (:class:`MetricsLog`);
 - verl writes its own metric names live through ``trainer.logger`` (``tensorboard`` with
-  ``TENSORBOARD_DIR`` = the same folder, see ``pacs.verl_plugin.overrides``), and when the run is
+  ``TENSORBOARD_DIR`` = the same folder, see ``pacs.verl_plugin.launch.overrides``), and when the run is
   finalised ``metrics.jsonl`` is made from verl's logs with ``verl_keys`` and written again here under
   the stated tags (:func:`write_event_file`).
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.verl_plugin.engine_check import engine_problem
+from pacs.verl_plugin.launch.engine_check import engine_problem
 
 HERE = Path(__file__).resolve().parent
 PROBLEM = engine_problem(import_vllm=False)

@@ -1,6 +1,6 @@
 """verl 0.9.1's own vLLM rollout on CPU through our plugin, and the smoke chain around it.
 
-One run of ``python -m pacs.verl_plugin.smoke --rollout vllm --device cpu`` (what
+One run of ``python -m pacs.verl_plugin.launch.smoke --rollout vllm --device cpu`` (what
 ``make verl-smoke ROLLOUT=vllm`` runs): the tiny SFT-warmed model trains 2 PACS steps with verl's
 ``vllm`` rollout, stops, a second launch resumes for step 3, the checkpoint is merged, the merged
 model is evaluated with the vLLM backend, graded, and pass@k is tabled. No file of verl or vLLM
@@ -44,7 +44,7 @@ def chain(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("verl_vllm_smoke")
     dump = out / "rollout_dump"
     cmd = [
-        sys.executable, "-m", "pacs.verl_plugin.smoke", "--config", str(CONFIG), "--out", str(out),
+        sys.executable, "-m", "pacs.verl_plugin.launch.smoke", "--config", str(CONFIG), "--out", str(out),
         "--rollout", "vllm", "--device", "cpu",
         "--", f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",

@@ -224,9 +224,9 @@ def test_paper_compute_jobs_name_no_hub_id(paper_dry_run_text):
 def test_training_reads_the_fetched_model(paper_dry_run_text, tmp_path, capsys):
     """The training rule hands the launcher the folder fetch_hub fills (--model-path), and the
     launcher gives verl that folder (absolute) instead of the hub id."""
-    from pacs.verl_plugin import train
+    from pacs.verl_plugin.launch import train
 
-    commands = [c for c in paper_dry_run_text.splitlines() if "python -m pacs.verl_plugin.train" in c]
+    commands = [c for c in paper_dry_run_text.splitlines() if "python -m pacs.verl_plugin.launch.train" in c]
     assert commands
     for command in commands:
         found = re.search(r"--model (\S+) --model-path (\S+) ", command)

@@ -81,7 +81,7 @@ def two_node_run(tmp_path_factory, slurm_env):
     assert prep.returncode == 0, prep.stdout[-2000:] + prep.stderr[-2000:]
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "pacs.verl_plugin.train", "--config", str(CONFIG), "--run", "pacs",
+        sys.executable, "-m", "pacs.verl_plugin.launch.train", "--config", str(CONFIG), "--run", "pacs",
         "--device", "cpu", "--train-file", str(root / "data" / "train.parquet"),
         "--out", str(root / "train"), "--ray-port", str(port), "--no-finalize", "--",
         f"actor_rollout_ref.model.path={root / 'model' / 'base'}", "trainer.total_training_steps=1",

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from pacs.config import ATTN_PACKAGES, ConfigError, load_config, load_profile, parse_profile
-from pacs.verl_plugin.devices import device_overrides
-from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.devices import device_overrides
+from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 VERL_CONFIGS = [p for p in sorted((REPO / "configs").glob("*.yaml")) if load_config(p)["engine"] == "verl"]

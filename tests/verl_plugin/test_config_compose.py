@@ -8,7 +8,7 @@ import pytest
 
 from pacs.config import load_config, parse_profile
 from pacs.tiny.build import CHAT_TEMPLATE, build_tokenizer
-from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER_CONFIGS = (REPO / "configs" / "paper.yaml", REPO / "configs" / "paper_v1.yaml")

@@ -1,4 +1,4 @@
-"""verl 0.9.1's own trainer (PACSTrainerSync via ``python -m pacs.verl_plugin.train``) on CPU.
+"""verl 0.9.1's own trainer (PACSTrainerSync via ``python -m pacs.verl_plugin.launch.train``) on CPU.
 
 One real run of the paper-scale code path on the tiny Qwen3 model and the synthetic task: Ray
 worker groups (one gloo rank), HF rollout, ``pacs.rewards.math`` rewards, the PACS loss through
@@ -47,7 +47,7 @@ def _train(root: Path, steps: int, dump: Path, log: Path, finalize: bool) -> Non
     args = [
         sys.executable,
         "-m",
-        "pacs.verl_plugin.train",
+        "pacs.verl_plugin.launch.train",
         "--config",
         str(CONFIG),
         "--run",

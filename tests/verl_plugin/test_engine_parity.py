@@ -14,7 +14,7 @@ import torch
 from pacs.config import Profile, load_config, parse_profile
 from pacs.methods import GrpoSpec, PacsSpec, PpoSpec
 from pacs.tiny import train as tt
-from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))

@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from pacs.config import ConfigError, load_config, parse_profile
-from pacs.verl_plugin import engine_check, train, vllm_cpu
-from pacs.verl_plugin.devices import device_overrides
+from pacs.verl_plugin import vllm_cpu
+from pacs.verl_plugin.launch import engine_check, train
+from pacs.verl_plugin.launch.devices import device_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "verl_smoke.yaml"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pacs.verl_plugin.logs import ROW_ORDER, convert, main, next_attempt_path
+from pacs.verl_plugin.launch.logs import ROW_ORDER, convert, main, next_attempt_path
 
 
 def _line(step, **data):

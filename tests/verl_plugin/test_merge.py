@@ -8,7 +8,7 @@ import shutil
 import pytest
 import torch
 
-from pacs.verl_plugin.merge import main, merge_checkpoint, resolve_actor_dir
+from pacs.verl_plugin.launch.merge import main, merge_checkpoint, resolve_actor_dir
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_merge_replaces_an_old_output(ckpt_root, tmp_path):
 def test_run_dir_and_step_select_the_checkpoint(ckpt_root, tmp_path):
     import argparse
 
-    from pacs.verl_plugin.merge import checkpoint_from_args
+    from pacs.verl_plugin.launch.merge import checkpoint_from_args
 
     root, _ = ckpt_root
     run = root.parent

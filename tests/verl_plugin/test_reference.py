@@ -216,7 +216,7 @@ def test_trainer_builds_the_ref_worker_for_periodic(compose, tmp_path):
     from verl.trainer.ppo.utils import Role
 
     from pacs.config import load_config, parse_profile
-    from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+    from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
     from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")
@@ -277,7 +277,7 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
     from pacs.verl_plugin.trainer import GroupRefillReplayBuffer
 
     from pacs.config import load_config, parse_profile
-    from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+    from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
     from pacs.verl_plugin.trainer import PACSTrainerSync
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from pacs.fingerprint import NO_FINGERPRINT
-from pacs.verl_plugin import resume, train
+from pacs.verl_plugin.launch import resume, train
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "configs" / "paper.yaml"
@@ -44,8 +44,9 @@ def launcher(monkeypatch, tmp_path, caplog):
         train, "verl_command", lambda overrides, out: [sys.executable, "-c", FAKE_VERL, *overrides]
     )
     monkeypatch.setattr(train, "check_plugin_registered", lambda: None)
+    monkeypatch.setattr(train, "rollout_problem", lambda profile: None)  # no vLLM needed here
     monkeypatch.setattr(train, "read_allocation", lambda: None)
-    import pacs.verl_plugin.merge as merge_mod
+    import pacs.verl_plugin.launch.merge as merge_mod
 
     monkeypatch.setattr(merge_mod, "merge_checkpoint", lambda ckpt, out: ckpt)
     caplog.set_level("INFO")

@@ -17,7 +17,8 @@ import psutil
 import pytest
 
 from pacs import slurm_profile
-from pacs.verl_plugin import devices, slurm
+from pacs.verl_plugin.cluster import slurm
+from pacs.verl_plugin.launch import devices
 
 # The launcher's own environment in a 2-node job (recorded): srun shrank the step to n1.
 STEP_ENV = {
@@ -142,7 +143,7 @@ time.sleep(120)
 def ray_node():
     import importlib
 
-    return importlib.import_module("pacs.verl_plugin.ray_node")
+    return importlib.import_module("pacs.verl_plugin.cluster.ray_node")
 
 
 def _fake_ray(ray_node, tmp_path, monkeypatch) -> tuple[Path, Path]:

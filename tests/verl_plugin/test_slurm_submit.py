@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pacs.verl_plugin import slurm
+from pacs.verl_plugin.cluster import slurm
 
 sm_slurm = pytest.importorskip("snakemake_executor_plugin_slurm")
 jobstep = pytest.importorskip("snakemake_executor_plugin_slurm_jobstep")
@@ -190,7 +190,7 @@ def expected_ray(model: str, run_dir: Path) -> list[str]:
     if model == "qwen3_4b":
         return []  # one node: verl starts its own local Ray
     node = (
-        f"{sys.executable} -m pacs.verl_plugin.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
+        f"{sys.executable} -m pacs.verl_plugin.cluster.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
     )
     res = "--num-cpus=96 --num-gpus=8 --disable-usage-stats --block"
     return [

@@ -10,8 +10,8 @@ import pytest
 
 from pacs.config import Profile, load_config, load_profile, parse_profile
 from pacs.metrics_log import TENSORBOARD_DIR, TRAIN_METRICS, tags
-from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
-from pacs.verl_plugin.train import finalize
+from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.train import finalize
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "configs" / "paper.yaml"
@@ -89,6 +89,6 @@ def test_finalize_adds_the_stated_tags_to_verls_tensorboard_folder(tmp_path):
     ],
 )
 def test_numeric_looking_strings_stay_strings(value, text):
-    from pacs.verl_plugin.overrides import _fmt
+    from pacs.verl_plugin.launch.overrides import _fmt
 
     assert _fmt(value) == text

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from pacs.config import load_config, load_profile
-from pacs.verl_plugin import slurm, train
-from pacs.verl_plugin.overrides import ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.cluster import slurm
+from pacs.verl_plugin.launch import train
+from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER_CONFIGS = (REPO / "configs" / "paper.yaml", REPO / "configs" / "paper_v1.yaml")
@@ -182,7 +183,7 @@ def test_dry_run_inside_a_two_node_allocation(two_node_job, capsys, tmp_path, co
         "--out",
         tmp_path,
     )
-    ray_node = [sys.executable, "-m", "pacs.verl_plugin.ray_node",
+    ray_node = [sys.executable, "-m", "pacs.verl_plugin.cluster.ray_node",
                 f"--stop-file={tmp_path.resolve() / 'ray-stop-4242'}", "--", "start"]
     node = ["--num-cpus=32", "--num-gpus=4", "--disable-usage-stats", "--block"]
     assert head == [
@@ -357,8 +358,9 @@ def test_main_runs_resumes_and_finalizes(monkeypatch, tmp_path, caplog):
         train, "verl_command", lambda overrides, out: [sys.executable, "-c", FAKE_VERL, *overrides]
     )
     monkeypatch.setattr(train, "check_plugin_registered", lambda: None)
+    monkeypatch.setattr(train, "rollout_problem", lambda profile: None)  # no vLLM needed here
     merged = []
-    import pacs.verl_plugin.merge as merge_mod
+    import pacs.verl_plugin.launch.merge as merge_mod
 
     monkeypatch.setattr(
         merge_mod, "merge_checkpoint", lambda ckpt, out: merged.append((ckpt, out)) or ckpt
@@ -374,7 +376,7 @@ def test_main_runs_resumes_and_finalizes(monkeypatch, tmp_path, caplog):
         "--train-file",
         "/d/t.parquet",
     ]
-    caplog.set_level("INFO", logger="pacs.verl_plugin.train")
+    caplog.set_level("INFO", logger="pacs.verl_plugin.launch.train")
     assert train.main(args) == 0
     assert "no checkpoint in" in caplog.text
     assert train.main(args) == 0

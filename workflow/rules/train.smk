@@ -118,7 +118,7 @@ else:
         resources:
             nodes=verl_nodes,
         shell:
-            "python -m pacs.verl_plugin.train --config {params.config} --run {wildcards.run} "
+            "python -m pacs.verl_plugin.launch.train --config {params.config} --run {wildcards.run} "
             "--model {wildcards.model} --model-path {params.model_path} --seed {wildcards.seed} "
             "--train-file {input.train} "
             # As train_tiny: a rerun for changed training settings sets the old run aside
@@ -140,5 +140,5 @@ else:
         benchmark:
             f"{RES}/benchmarks/merge/{{model}}/{{run}}/seed{{seed}}_step{{step}}.tsv"
         shell:
-            "python -m pacs.verl_plugin.merge --run-dir {params.run_dir} --step {wildcards.step} "
+            "python -m pacs.verl_plugin.launch.merge --run-dir {params.run_dir} --step {wildcards.step} "
             "--out {params.out} > {log} 2>&1"

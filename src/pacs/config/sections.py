@@ -421,7 +421,7 @@ class VerlSpec:
     max_critic_ckpt_to_keep: PositiveInt | None = None
     """PPO: critic checkpoints kept (resuming needs only the latest); null: all."""
     logger: tuple[Str, ...] = ("console", "file")
-    """verl loggers; ``file`` feeds ``pacs.verl_plugin.logs`` -> metrics.jsonl."""
+    """verl loggers; ``file`` feeds ``pacs.verl_plugin.launch.logs`` -> metrics.jsonl."""
     val_max_samples: PositiveInt = 8
     """verl always builds a validation set; evaluation is a separate stage."""
     extra_overrides: tuple[Str, ...] = ()

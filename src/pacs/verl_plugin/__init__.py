@@ -1,6 +1,7 @@
 """PACS on verl 0.9.1, as a plugin (no fork). The only part of the project that imports verl.
 
-How the pieces fit (docs/design.md §5):
+How the pieces fit (docs/design.md §5). The plugin proper, what verl (and vLLM) load, sits at
+the top of this package:
 
 - ``register``: loaded on every ``import verl`` through the ``verl.plugins`` entry point (declared
   in pyproject.toml). Fallback where entry-point metadata is not visible (e.g. a Ray runtime env
@@ -11,8 +12,14 @@ How the pieces fit (docs/design.md §5):
   response, ``(2r − 1)·w``, broadcast over the response tokens as the "advantage".
 - ``loss``: the ``pacs`` policy loss (worker side) and ``PACSPolicyLossConfig``.
 - ``trainer``: the ``pacs_sync`` trainer, which keeps each prompt's group whole on one rank and in
-  one micro-batch, and resets the reference model every K steps when asked to.
-- ``train`` / ``merge`` / ``logs``: the command-line tools around ``verl.trainer.main_ppo``.
+  one micro-batch (``balance``), and resets the reference model every K steps when asked to
+  (``reference``, ``worker``).
+- ``cpu_platform``, ``hf_rollout``: verl's trainer on a CPU (a ``cpu`` platform, a transformers
+  rollout); ``vllm_cpu``: the ``vllm.general_plugins`` entry point that lets verl's own vLLM
+  rollout reload weights on a CPU.
+
+Around it, not loaded by verl: ``launch/`` (``python -m pacs.verl_plugin.launch.train``: config
+to Hydra overrides, resume, logs, merge, the smoke chain) and ``cluster/`` (SLURM and Ray).
 
 Importing this package does not import verl; only the submodules that need it do.
 """

@@ -20,6 +20,7 @@ import torch
 
 from pacs.methods import PacsSpec, RefSchedule
 
+
 def schedule_from_algorithm_config(algorithm: Any) -> RefSchedule:
     """The reference schedule of ``algorithm.pacs`` ({ref, ref_reset_every}, written by the
     launcher from the run's :class:`pacs.methods.PacsSpec`), validated by that spec; its

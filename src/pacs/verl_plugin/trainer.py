@@ -29,9 +29,8 @@ import math
 import os
 from typing import Any
 
-import torch
-
 import ray
+import torch
 import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.utils import Role

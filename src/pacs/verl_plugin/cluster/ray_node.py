@@ -3,7 +3,7 @@ foreground until a stop file appears or the task is signalled; then every proces
 node (the ``ray start`` process and its descendants: GCS, raylet, workers) gets SIGTERM, and
 SIGKILL after a grace period; the head's address file goes if it still names this cluster.
 
-    python -m pacs.verl_plugin.ray_node --stop-file PATH -- start --head ... --block
+    python -m pacs.verl_plugin.cluster.ray_node --stop-file PATH -- start --head ... --block
 
 Why not ``ray start --block`` alone under srun: srun does not pass SIGTERM on to it (its tasks
 end ``Killed``), and ``/tmp/ray/ray_current_cluster`` then outlives the job, so a later plain
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from pacs.verl_plugin.slurm import with_ray_start_deadlines, without_rocr
+from pacs.verl_plugin.cluster.slurm import with_ray_start_deadlines, without_rocr
 
 GRACE_S = 20.0
 START_ATTEMPTS = 3

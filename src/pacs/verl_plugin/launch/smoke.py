@@ -1,11 +1,11 @@
 """The verl smoke chain (``make verl-smoke``): verl 0.9.1's own trainer on the tiny model, end to end.
 
-    python -m pacs.verl_plugin.smoke --config configs/verl_smoke.yaml --out results/verl_smoke \
+    python -m pacs.verl_plugin.launch.smoke --config configs/verl_smoke.yaml --out results/verl_smoke \
         [--rollout hf|vllm] [--device auto|cpu|cuda] [-- extra Hydra overrides for both launches]
 
 Parts, each a subprocess of the same Python, timed:
 1. ``build``: the synthetic data and the SFT-warmed tiny model (``pacs.tiny.smoke``);
-2. ``train``: the launcher (``pacs.verl_plugin.train``) for 2 steps, checkpoint, stop;
+2. ``train``: the launcher (``pacs.verl_plugin.launch.train``) for 2 steps, checkpoint, stop;
 3. ``resume``: a second launch resumes from the step-2 checkpoint for the last step, then
    converts the logs and merges the checkpoint into an HF folder (``train/model``);
 4. ``evaluate``: ``pacs.evaluation.generate`` on the merged model, with the ``vllm`` backend when
@@ -28,8 +28,8 @@ from pathlib import Path
 from pacs.config import load_profile
 from pacs.evaluation.backends.vllm import engine_cli_args
 from pacs.io import atomic_open
-from pacs.verl_plugin.devices import DEVICES
-from pacs.verl_plugin.train import ROLLOUTS, rollout_problem, with_rollout
+from pacs.verl_plugin.launch.devices import DEVICES
+from pacs.verl_plugin.launch.train import ROLLOUTS, rollout_problem, with_rollout
 
 FIRST_LAUNCH_STEPS = 2
 
@@ -50,9 +50,9 @@ def chain(args: argparse.Namespace, eval_args: list[str]) -> list[tuple[str, lis
     ev = out / "eval"
     return [
         ("build", _python("pacs.tiny.smoke", "--config", cfg, "--out", str(out))),
-        ("train", _python("pacs.verl_plugin.train", *launch, "--no-finalize", *hydra,
+        ("train", _python("pacs.verl_plugin.launch.train", *launch, "--no-finalize", *hydra,
                           f"trainer.total_training_steps={FIRST_LAUNCH_STEPS}")),
-        ("resume", _python("pacs.verl_plugin.train", *launch, *hydra)),
+        ("resume", _python("pacs.verl_plugin.launch.train", *launch, *hydra)),
         ("evaluate", _python("pacs.evaluation.generate", "--model", str(model),
                              "--benchmark-file", str(data / "test.jsonl"),
                              "--out", str(ev / "samples.jsonl"), *eval_args)),
@@ -113,7 +113,7 @@ def report(out: Path, rollout: str, backend: str, times: dict[str, float]) -> st
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m pacs.verl_plugin.smoke", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m pacs.verl_plugin.launch.smoke", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", type=Path, default=Path("configs/verl_smoke.yaml"))
     p.add_argument("--out", type=Path, default=Path("results/verl_smoke"))
     p.add_argument("--run", default="pacs", help="run name from the config's runs: section")

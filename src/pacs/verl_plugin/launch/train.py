@@ -1,6 +1,6 @@
 """Launch one paper-scale training run on verl: ``python -m verl.trainer.main_ppo`` + the plugin.
 
-    python -m pacs.verl_plugin.train --config configs/paper.yaml --run pacs \
+    python -m pacs.verl_plugin.launch.train --config configs/paper.yaml --run pacs \
         [--model qwen3_8b] [--seed 0] [--out DIR] [--dry-run] [-- extra Hydra overrides]
 
 What it does, in order:
@@ -34,15 +34,22 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from pacs import layout
 from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
-from pacs.verl_plugin.devices import DEVICES, device_env, device_overrides, resolve_device
-from pacs.verl_plugin.logs import next_attempt_path
-from pacs.verl_plugin.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
-from pacs.verl_plugin.resume import must_restart, run_fingerprint, set_aside, write_fingerprint
-from pacs.verl_plugin.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
+from pacs.io import write_json
+from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
+from pacs.verl_plugin.launch.devices import DEVICES, device_env, device_overrides, resolve_device
+from pacs.verl_plugin.launch.logs import next_attempt_path
+from pacs.verl_plugin.launch.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.resume import (
+    must_restart,
+    run_fingerprint,
+    set_aside,
+    write_fingerprint,
+)
 
-logger = logging.getLogger("pacs.verl_plugin.train")
+logger = logging.getLogger("pacs.verl_plugin.launch.train")
 
 TRACKER = "latest_checkpointed_iteration.txt"
 ROLLOUTS = ("vllm", "hf")  # verl.rollout.name (pacs.config.VerlRolloutSpec)
@@ -147,7 +154,7 @@ def _launch_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_out(profile: Profile, model: str, run: str, seed: int) -> Path:
-    return Path("results") / profile.profile / "train" / model / run / f"seed{seed}"
+    return Path(layout.train_dir(layout.results_dir(profile.profile), model, run, seed))
 
 
 # ---------------------------------------------------------------------------- cluster shape
@@ -281,8 +288,8 @@ def supervise(cmd: list[str], env: dict[str, str], cluster=None) -> int:
 def finalize(out_dir: Path, paths: RunPaths, summary: dict, merge: bool = True) -> None:
     """metrics.jsonl, model/ (HF) and summary.json (last: its presence means the run finished)."""
     from pacs.metrics_log import write_event_file
-    from pacs.verl_plugin.logs import convert, step_wall_times
-    from pacs.verl_plugin.merge import merge_checkpoint
+    from pacs.verl_plugin.launch.logs import convert, step_wall_times
+    from pacs.verl_plugin.launch.merge import merge_checkpoint
 
     summary["metrics_rows"] = convert(paths.log_dir, out_dir / "metrics.jsonl")
     if paths.tensorboard_dir.is_dir():  # verl's tensorboard logger ran: add the stated names
@@ -291,9 +298,7 @@ def finalize(out_dir: Path, paths: RunPaths, summary: dict, merge: bool = True) 
         logger.info("step %d: %s s wall time", step, "?" if seconds is None else f"{seconds:.1f}")
     if merge:
         summary["merged_from"] = str(merge_checkpoint(paths.ckpt_dir, out_dir / "model"))
-    tmp = out_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n")
-    os.replace(tmp, out_dir / "summary.json")
+    write_json(out_dir / "summary.json", summary)
 
 
 @dataclass(frozen=True)
@@ -331,7 +336,7 @@ def rollout_problem(profile: Profile) -> str | None:
     names the command that builds the engine env), or None."""
     if profile.verl.rollout.name != "vllm":
         return None
-    from pacs.verl_plugin.engine_check import engine_problem
+    from pacs.verl_plugin.launch.engine_check import engine_problem
 
     problem = engine_problem(import_vllm=False)
     return f"verl.rollout.name=vllm: {problem}" if problem else None
@@ -357,9 +362,7 @@ def plan(args: argparse.Namespace) -> Launch:
     run = profile.run(args.run)
     seed = args.seed if args.seed is not None else profile.seeds_of(run)[0]
     out_dir = (args.out or default_out(profile, model, args.run, seed)).resolve()
-    train_file = args.train_file or str(
-        Path("results") / profile.profile / "data" / "train.parquet"
-    )
+    train_file = args.train_file or layout.train_parquet(layout.results_dir(profile.profile))
     paths = RunPaths(
         train_file=str(Path(train_file).resolve()),
         val_file=str(Path(args.val_file or train_file).resolve()),

@@ -6,19 +6,18 @@ opening the file with mode "wb" — a restarted job would erase its predecessor'
 launcher gives every attempt its own file (``verl_logs/attempt-NNN.jsonl``) and this converter
 merges them in attempt order; the last row written for a step wins.
 
-Usage: python -m pacs.verl_plugin.logs --log-dir RUN/verl_logs --out RUN/metrics.jsonl
+Usage: python -m pacs.verl_plugin.launch.logs --log-dir RUN/verl_logs --out RUN/metrics.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from pacs.io import iter_jsonl, read_jsonl, write_jsonl
 from pacs.metrics_log import TRAIN_FIELDS, TRAIN_METRICS
 
 ATTEMPT_RE = re.compile(r"attempt-(\d+)\.jsonl$")
@@ -59,21 +58,8 @@ def read_records(paths: Iterable[Path]) -> dict[int, dict]:
     """
     merged: dict[int, dict] = {}
     for path in paths:
-        lines = Path(path).read_text().splitlines()
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if lineno == len(lines):
-                    continue
-                raise ValueError(f"{path}:{lineno}: not JSON")
-            if (
-                not isinstance(record, dict)
-                or "step" not in record
-                or not isinstance(record.get("data"), dict)
-            ):
+        for lineno, record in iter_jsonl(path, allow_truncated_tail=True):
+            if "step" not in record or not isinstance(record.get("data"), dict):
                 raise ValueError(f"{path}:{lineno}: expected {{'step': int, 'data': {{...}}}}")
             merged.setdefault(int(record["step"]), {}).update(record["data"])
     return merged
@@ -106,15 +92,13 @@ def convert(log_dir: Path, out: Path) -> int:
     rows = [to_row(step, data) for step, data in sorted(records.items()) if is_training_step(data)]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    os.replace(tmp, out)
+    write_jsonl(out, rows)
     return len(rows)
 
 
 def step_wall_times(metrics_path: Path) -> list[tuple[int, float | None]]:
     """(step, seconds) per row of a ``metrics.jsonl`` (verl's ``timing_s/step``)."""
-    rows = [json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line]
+    rows = read_jsonl(metrics_path)
     return [(int(row["step"]), row.get("time_total")) for row in rows]
 
 

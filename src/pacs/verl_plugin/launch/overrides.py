@@ -266,7 +266,7 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
 
 
 METHOD_OVERRIDES = MethodTable(
-    "pacs.verl_plugin.overrides.METHOD_OVERRIDES", {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo}
+    "pacs.verl_plugin.launch.overrides.METHOD_OVERRIDES", {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo}
 )
 
 

@@ -25,9 +25,9 @@ from typing import Any
 
 from pacs.fingerprint import FingerprintMismatch, differences, differing_keys, fingerprint
 from pacs.io import sha256_file, write_json
-from pacs.verl_plugin.overrides import RunPaths
+from pacs.verl_plugin.launch.overrides import RunPaths
 
-logger = logging.getLogger("pacs.verl_plugin.resume")
+logger = logging.getLogger("pacs.verl_plugin.launch.resume")
 
 FINGERPRINT_NAME = "pacs_fingerprint.json"
 DATA_FILE_KEYS = ("data.train_files",)

@@ -1,7 +1,7 @@
 """Convert a verl FSDP checkpoint into a Hugging Face model folder with verl's model merger.
 
-    python -m pacs.verl_plugin.merge --ckpt-dir RUN/checkpoints --out RUN/model
-    python -m pacs.verl_plugin.merge --run-dir RUN [--step N] --out DIR   (RUN/checkpoints[/global_step_N])
+    python -m pacs.verl_plugin.launch.merge --ckpt-dir RUN/checkpoints --out RUN/model
+    python -m pacs.verl_plugin.launch.merge --run-dir RUN [--step N] --out DIR   (RUN/checkpoints[/global_step_N])
 
 ``--ckpt-dir`` may be a run's checkpoint root (the latest step is taken from verl's
 ``latest_checkpointed_iteration.txt``), one ``global_step_N`` folder, or its ``actor`` folder.
@@ -14,9 +14,9 @@ It reads ``fsdp_config.json``, the ``model_world_size_W_rank_R.pt`` shards and t
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 from pathlib import Path
+
+from pacs.io import atomic_dir
 
 TRACKER = "latest_checkpointed_iteration.txt"
 
@@ -54,23 +54,17 @@ def merge_checkpoint(ckpt_dir: Path, out: Path) -> Path:
         raise FileNotFoundError(
             f"{hf_config}/config.json is missing; verl saves it with every actor checkpoint"
         )
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    config = ModelMergerConfig(
-        operation="merge",
-        backend="fsdp",
-        local_dir=str(actor),
-        target_dir=str(tmp),
-        hf_model_config_path=str(hf_config),
-    )
-    merger = FSDPModelMerger(config)
-    merger.merge_and_save()
-    merger.cleanup()
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
+    with atomic_dir(out) as tmp:
+        config = ModelMergerConfig(
+            operation="merge",
+            backend="fsdp",
+            local_dir=str(actor),
+            target_dir=str(tmp),
+            hf_model_config_path=str(hf_config),
+        )
+        merger = FSDPModelMerger(config)
+        merger.merge_and_save()
+        merger.cleanup()
     return actor
 
 

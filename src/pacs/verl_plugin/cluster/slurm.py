@@ -3,7 +3,7 @@
 Inside ``sbatch``/``salloc`` with N nodes, the launcher (running on the first node) reads the
 job's real allocation from ``scontrol show job`` (its own step's ``SLURM_*`` variables describe
 that one-node step only), starts the Ray head there and one Ray node on every other node with
-``srun``, each under ``pacs.verl_plugin.ray_node`` (which stops its node's Ray processes on a stop
+``srun``, each under ``pacs.verl_plugin.cluster.ray_node`` (which stops its node's Ray processes on a stop
 file or a signal), checks that the cluster holds every node and GPU of the job before verl starts,
 points verl at the head (``ray_kwargs.ray_init.address``), and stops every Ray node when training
 ends, fails, or the job is signalled. No verl import here.
@@ -264,7 +264,7 @@ def _ray_node(alloc: SlurmAllocation, stop_file: Path, ray_args: list[str]) -> l
     return [
         sys.executable,
         "-m",
-        "pacs.verl_plugin.ray_node",
+        "pacs.verl_plugin.cluster.ray_node",
         f"--stop-file={stop_file}",
         "--",
         "start",
