@@ -301,7 +301,7 @@ def test_a_dead_engine_is_named_with_what_to_change(cpu, fake_vllm, tiny_model_d
     msg = str(caught.value)
     assert isinstance(caught.value.__cause__, EngineDeadError)
     assert "EngineDeadError" in msg and "problems 2..2 (1 problems x n=3" in msg
-    assert ".partial" in msg and "resume" in msg
+    assert f"Finished chunks are kept in {tmp_path / 'samples.jsonl.partial'}: rerun" in msg
     cpu_advice = ["--no-enable-chunked-prefill", "--batch-size", "CPU Generator does not use offset",
                   f"--max-num-batched-tokens N with N >= {_prompt_tokens(tiny_model_dir, bench_rows[2], 3)}"]
     assert all((advice in msg) == cpu for advice in cpu_advice), msg

@@ -49,7 +49,7 @@ from pacs.evaluation.backends import (
     SamplingConfig,
     make_backend,
 )
-from pacs.evaluation.backends.vllm import DEFAULT_ENGINE_RETRIES, EngineSettings
+from pacs.evaluation.backends.vllm import DEFAULT_ENGINE_RETRIES, EngineDied, EngineSettings
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
 from pacs.evaluation.shards import shard_range
 from pacs.io import dumps_row, write_json, write_jsonl
@@ -181,7 +181,8 @@ def run_generation(
         disable=not progress,
     )
     for chunk in todo:
-        samples = backend.generate([(first_index + i, problems[i]) for i in chunk], cfg)
+        samples = _generate_chunk(backend, [(first_index + i, problems[i]) for i in chunk], cfg,
+                                  partial)
         _check_samples(samples, chunk, cfg.n)
         append_block(
             partial, [row for i, s in zip(chunk, samples) for row in sample_rows(pids[i], s)]
@@ -191,15 +192,18 @@ def run_generation(
             on_chunk_done([pids[i] for i in chunk])
     bar.close()
     _finalize(partial, meta_path, out, pids, in_order=_is_sorted(kept + todo))
-    log.info(
-        "%s: %d problems x %d samples (%d chunks generated, %d resumed)",
-        out,
-        len(pids),
-        cfg.n,
-        len(todo),
-        len(kept),
-    )
+    log.info("%s: %d problems x %d samples (%d chunks generated, %d resumed)",
+             out, len(pids), cfg.n, len(todo), len(kept))
     return out
+
+
+def _generate_chunk(backend: Backend, problems: list[tuple[int, dict]], cfg: SamplingConfig,
+                    partial: Path) -> list[list[Sample]]:
+    """One chunk's samples; a dead vLLM engine's error names the partial file that is kept."""
+    try:
+        return backend.generate(problems, cfg)
+    except EngineDied as err:
+        raise err.at(partial) from err.__cause__
 
 
 def _resume(out: Path, partial: Path, meta_path: Path, meta: dict, n: int) -> dict[str, list[dict]]:

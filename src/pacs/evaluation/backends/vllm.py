@@ -51,8 +51,17 @@ CPU_MEMORY_UTILIZATION = 0.3  # on CPU a share of host RAM: 0.9 fails to start (
 CPU_SEED_BUG = "CPU Generator does not use offset"  # the engine core's error, in its log
 
 
+PARTIAL = "<out>.partial"  # where the runner keeps finished chunks (named by EngineDied.at)
+
+
 class EngineDied(RuntimeError):
     """vLLM's engine died; the message says what to change. Finished chunks are kept."""
+
+    def at(self, partial) -> EngineDied:
+        """The same error naming the partial file the runner keeps."""
+        named = EngineDied(str(self).replace(PARTIAL, str(partial)))
+        named.__cause__ = self.__cause__
+        return named
 
 
 @dataclass(frozen=True)
@@ -187,8 +196,8 @@ class VLLMBackend:
         return (
             f"vllm: the engine died (vLLM's EngineDeadError) while generating problems "
             f"{first}..{last} ({len(problems)} problems x n={cfg.n}, {step_tokens} prompt "
-            f"tokens); engine settings {self.llm_kwargs}. Finished chunks are kept in the "
-            "<out>.partial file: rerun with the same sampling settings to resume from them. "
+            f"tokens); engine settings {self.llm_kwargs}. Finished chunks are kept in {PARTIAL}: "
+            "rerun with the same sampling settings to resume from them. "
             + (self._cpu_advice(step_tokens) if self.on_cpu else
                "The engine's own error is in the log above it.")
         )
