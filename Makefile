@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e '.[test,slurm,notebook]'
+	$(BIN)/python -m pip install -e '.[test,slurm,notebook,lint]'
 	touch $@
 
 ## The real engine on CPU (docs/design.md §5.5): a second environment at .engine-venv/ with the community
@@ -92,7 +92,11 @@ notebook: setup
 tensorboard: setup
 	$(BIN)/tensorboard --logdir $(PACS_RESULTS) --host 127.0.0.1
 
+## ruff (lint, then the format check) on the Python code, and Snakemake's own lint of the workflow.
+LINTED := src tests benchmarks
 lint: setup
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/snakemake --lint
 
 ## Paper scale: every download (hub models and embedder, DeepScaleR, benchmarks) on this host,
