@@ -219,6 +219,7 @@ def test_a_dead_engine_is_named_and_the_rerun_resumes(engine, smoke, problems, t
         done.stderr[-3000:]
     assert "--no-enable-chunked-prefill" in done.stderr and "CPU Generator does not use offset" \
         in done.stderr
+    assert f"Finished chunks are kept in {out}.partial: rerun" in done.stderr
     kept = read_jsonl(out.with_name("samples.jsonl.partial"))
     assert [r["problem_id"] for r in kept] == [problems[i]["problem_id"] for i in (0, 0, 0, 0,
                                                                                    1, 1, 1, 1)]

