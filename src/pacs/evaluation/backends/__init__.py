@@ -3,78 +3,40 @@
 - :mod:`.hf` (tiny profile): transformers ``generate`` on CPU or one GPU; seeded per chunk;
 - :mod:`.vllm` (paper scale, App. C): vLLM offline inference; seeded per problem.
 
-What both share lives here: the sampling settings, the ``Backend`` interface the runner calls,
-the per-problem seed, and the prompt rendering (the model tokenizer's chat template), so that both
-backends see exactly the same prompt tokens.
+What both share lives in :mod:`.common` (re-exported here): the sampling settings, the
+``Backend`` interface the runner calls, the per-problem seed, and the prompt rendering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
+from pacs.evaluation.backends.common import (
+    ANSWER_FINISH_REASONS,
+    BACKENDS,
+    DEFAULT_BATCH,
+    Backend,
+    Sample,
+    SamplingConfig,
+    engine_failures,
+    problem_seed,
+    prompt_token_ids,
+    render_prompt,
+)
 
-BACKENDS = ("hf", "vllm")
-DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (pacs.evaluation.generate)
-# Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
-ANSWER_FINISH_REASONS = ("stop", "length")
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """Sampling settings shared by both backends."""
-
-    n: int
-    temperature: float
-    top_p: float
-    max_new_tokens: int
-    seed: int
-
-
-Sample = dict[str, Any]  # {"response", "finish_reason", "n_tokens"}
-
-
-class Backend(Protocol):
-    # True when a chunk's samples depend on which problems share the chunk (hf: one seed per
-    # chunk); then a partial output can only be resumed with the same chunk size.
-    seeded_per_chunk: bool
-
-    def chunk_size(self, n: int) -> int:
-        """Problems per chunk (one ``generate`` call) at n samples per problem."""
-
-    def generate(
-        self, problems: Sequence[tuple[int, dict]], cfg: SamplingConfig
-    ) -> list[list[Sample]]:
-        """n samples for each (problem index, benchmark row), in order."""
-
-
-def problem_seed(seed: int, index: int) -> int:
-    """A 32-bit seed derived from the run seed and a problem index (stable across versions)."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
-
-
-def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> str:
-    """The chat-template text of a prompt, ending with the assistant generation prompt.
-
-    ``enable_thinking`` reaches the template as a variable (Qwen3 reads it; None leaves the
-    template's own default), exactly as verl passes ``data.apply_chat_template_kwargs``.
-    """
-    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    kwargs = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-    return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
-
-
-def prompt_token_ids(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
-    """The rendered prompt's token ids, without special tokens added (the template holds them)."""
-    text = render_prompt(tokenizer, messages, enable_thinking)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def engine_failures(samples: Sequence[Sample]) -> int:
-    """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
-    return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
+__all__ = [
+    "ANSWER_FINISH_REASONS",
+    "BACKENDS",
+    "DEFAULT_BATCH",
+    "Backend",
+    "Sample",
+    "SamplingConfig",
+    "engine_failures",
+    "make_backend",
+    "problem_seed",
+    "prompt_token_ids",
+    "render_prompt",
+]
 
 
 def make_backend(

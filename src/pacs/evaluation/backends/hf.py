@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pacs.evaluation.backends import (
+from pacs.evaluation.backends.common import (
     DEFAULT_BATCH,
     Sample,
     SamplingConfig,

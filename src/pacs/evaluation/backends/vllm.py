@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pacs.evaluation.backends import (
+from pacs.evaluation.backends.common import (
     ANSWER_FINISH_REASONS,
     DEFAULT_BATCH,
     Sample,
