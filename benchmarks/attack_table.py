@@ -55,19 +55,86 @@ def attacks(token: str) -> list[dict]:
     """name, class, program, tests, fn_name, the test that says 'contained', and what it means."""
     rows = [
         _attack("prints sNaN", "1", "print('sNaN')", STDIN, verdict=("fail",)),
-        _attack("returns a list nested 3,000 deep", "1", "def f(a, b):\n    x = []\n    for _ in range(3000):\n        x = [x]\n    return x", FUNCTIONAL, "f", verdict=("fail",)),
-        _attack("5,000-digit line on every fd", "1", _every_fd("'9' * 5000") + "print(7)", STDIN, verdict=("pass",)),
-        _attack("100,000 brackets on every fd", "1", _every_fd("'[' * 100000") + "print(7)", STDIN, verdict=("pass",)),
-        _attack("forged 'done' record, no function", "2", _every_fd("'{\"status\": \"done\", \"result\": \"[1, 2, 3]\"}'") + "os._exit(0)", FUNCTIONAL, "f", score=0.0),
-        _attack("truncates every fd, wrong answer", "2", "import os\nfor fd in range(3, 64):\n    try:\n        os.ftruncate(fd, 0)\n    except OSError:\n        pass\nprint(8)", STDIN, verdict=("fail",)),
-        _attack("forges its exit status, exits 3", "2", _every_fd("'{\"exit\": 0}'") + "print(7)\nos._exit(3)", STDIN, verdict=("runtime_error",)),
+        _attack(
+            "returns a list nested 3,000 deep",
+            "1",
+            "def f(a, b):\n    x = []\n    for _ in range(3000):\n        x = [x]\n    return x",
+            FUNCTIONAL,
+            "f",
+            verdict=("fail",),
+        ),
+        _attack(
+            "5,000-digit line on every fd",
+            "1",
+            _every_fd("'9' * 5000") + "print(7)",
+            STDIN,
+            verdict=("pass",),
+        ),
+        _attack(
+            "100,000 brackets on every fd",
+            "1",
+            _every_fd("'[' * 100000") + "print(7)",
+            STDIN,
+            verdict=("pass",),
+        ),
+        _attack(
+            "forged 'done' record, no function",
+            "2",
+            _every_fd('\'{"status": "done", "result": "[1, 2, 3]"}\'') + "os._exit(0)",
+            FUNCTIONAL,
+            "f",
+            score=0.0,
+        ),
+        _attack(
+            "truncates every fd, wrong answer",
+            "2",
+            "import os\nfor fd in range(3, 64):\n    try:\n        os.ftruncate(fd, 0)\n    except OSError:\n        pass\nprint(8)",
+            STDIN,
+            verdict=("fail",),
+        ),
+        _attack(
+            "forges its exit status, exits 3",
+            "2",
+            _every_fd("'{\"exit\": 0}'") + "print(7)\nos._exit(3)",
+            STDIN,
+            verdict=("runtime_error",),
+        ),
     ]
-    rows += [_attack(name, "3", LIBC + body + bounded(), expect("bounded"), verdict=("pass", "memory_error")) for name, body in HELD.items()]
     rows += [
-        _attack("60 MB of output on one line", "4", "import sys\nsys.stdout.write('1 ' * 30_000_000)", STDIN, verdict=("fail",)),
-        _attack("ThreadPoolExecutor(8)", "5", "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(8) as p:\n    print(sum(p.map(abs, range(100))))", expect("4950"), verdict=("pass",)),
-        _attack("ctypes fork bomb", "5", LIBC + "while True:\n    libc.fork()", STDIN, verdict=("timeout", "runtime_error")),
-        _attack("thread bomb", "5", "import threading, time\nn = 0\ntry:\n    while n < 5000:\n        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n        n += 1\nexcept RuntimeError:\n    pass\nprint('bounded' if n < 100 else n)", expect("bounded"), verdict=("pass",)),
+        _attack(
+            name, "3", LIBC + body + bounded(), expect("bounded"), verdict=("pass", "memory_error")
+        )
+        for name, body in HELD.items()
+    ]
+    rows += [
+        _attack(
+            "60 MB of output on one line",
+            "4",
+            "import sys\nsys.stdout.write('1 ' * 30_000_000)",
+            STDIN,
+            verdict=("fail",),
+        ),
+        _attack(
+            "ThreadPoolExecutor(8)",
+            "5",
+            "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(8) as p:\n    print(sum(p.map(abs, range(100))))",
+            expect("4950"),
+            verdict=("pass",),
+        ),
+        _attack(
+            "ctypes fork bomb",
+            "5",
+            LIBC + "while True:\n    libc.fork()",
+            STDIN,
+            verdict=("timeout", "runtime_error"),
+        ),
+        _attack(
+            "thread bomb",
+            "5",
+            "import threading, time\nn = 0\ntry:\n    while n < 5000:\n        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n        n += 1\nexcept RuntimeError:\n    pass\nprint('bounded' if n < 100 else n)",
+            expect("bounded"),
+            verdict=("pass",),
+        ),
     ]
     rows += _own_attacks(token)
     return rows
@@ -105,10 +172,16 @@ def run_one(attack: dict, root: Path, token: str) -> dict:
     from pacs.rewards import code
 
     start = time.monotonic()
-    result = code.grade(f"```python\n{attack['program']}\n```", attack["tests"], attack["fn_name"], memory_mb=MB)
+    result = code.grade(
+        f"```python\n{attack['program']}\n```", attack["tests"], attack["fn_name"], memory_mb=MB
+    )
     seconds = time.monotonic() - start
     status = (result.details.get("tests_status") or [result.status])[0]
-    contained = result.score == attack["score"] if attack["score"] is not None else status in attack["verdict"]
+    contained = (
+        result.score == attack["score"]
+        if attack["score"] is not None
+        else status in attack["verdict"]
+    )
     error = (result.details.get("errors") or [result.details.get("error", "")])[0]
     return {
         "name": attack["name"], "class": attack["class"], "rule": attack["rule"],
@@ -150,9 +223,13 @@ def grade_all() -> list[dict]:
 
 def grade_as_nobody() -> list[dict]:
     """The same attacks run by the user nobody: the rootless sandbox."""
-    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p)), None)
+    python = next(
+        (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p)), None
+    )
     if os.geteuid() != 0 or python is None or shutil.which("setpriv") is None:
-        raise SystemExit("--rootless needs root, setpriv and a system python3 the user nobody can run")
+        raise SystemExit(
+            "--rootless needs root, setpriv and a system python3 the user nobody can run"
+        )
     home = Path(tempfile.mkdtemp(prefix="pacs-rootless-"))
     home.chmod(0o777)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home),
@@ -169,12 +246,17 @@ def grade_as_nobody() -> list[dict]:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| attack | class | contained (rule) | verdict | seconds | leftovers |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| attack | class | contained (rule) | verdict | seconds | leftovers |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         verdict = r["verdict"].replace("|", "/").replace("\n", " ")
         contained = ("yes" if r["contained"] else "**NO**") + f" ({r['rule']})"
         left = ", ".join(r["leftovers"]) or "none"
-        lines.append(f"| {r['name']} | {r['class']} | {contained} | {verdict} | {r['seconds']} | {left} |")
+        lines.append(
+            f"| {r['name']} | {r['class']} | {contained} | {verdict} | {r['seconds']} | {left} |"
+        )
     missing = sorted({m for r in results for m in r["missing"]})
     mode = results[0]["mode"] if results else "?"
     lines.append(f"\nSandbox mode: {mode}; missing layers: {', '.join(missing) or 'none'}.")

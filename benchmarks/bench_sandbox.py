@@ -85,6 +85,7 @@ def load_sandbox(revision: str, folder: Path):
 
 def grade_with(sandbox, rows, responses, workers: int) -> list:
     """What grade_rows does for code rows: ``workers`` programs at once, each test sandboxed."""
+
     def one(i: int):
         return sandbox.grade(responses[i], rows[i]["tests"], rows[i]["fn_name"])
 
@@ -128,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds if args.baseline else 1):
             for workers in args.workers:
                 for name, sandbox in sandboxes.items():
-                    per_test, bad = measure(name, sandbox, rows, responses, expected, workers, n_tests)
+                    per_test, bad = measure(
+                        name, sandbox, rows, responses, expected, workers, n_tests
+                    )
                     times.setdefault((name, workers), []).append(per_test)
                     failed |= bad
     if args.baseline:

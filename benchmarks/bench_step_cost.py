@@ -45,7 +45,9 @@ KEYS = (*tt.TIME_KEYS, "cpu_total", "response_len")
 @torch.no_grad()
 def generate_sample(model, tokenizer, prompt_ids, n, max_new_tokens, temperature=1.0, top_p=1.0):
     """The sampler of 06a7e00: HF ``generate`` on every prompt repeated ``n`` times."""
-    ids, mask = common.left_pad([list(p) for p in prompt_ids for _ in range(n)], tokenizer.pad_token_id)
+    ids, mask = common.left_pad(
+        [list(p) for p in prompt_ids for _ in range(n)], tokenizer.pad_token_id
+    )
     was_training = model.training
     model.eval()
     out = model.generate(
@@ -99,7 +101,9 @@ def same_method(a: dict, b: dict) -> bool:
     }
 
 
-def measure_steps(profile: Profile, base: str, rows: list[dict], steps: int, warmup: int, seed: int):
+def measure_steps(
+    profile: Profile, base: str, rows: list[dict], steps: int, warmup: int, seed: int
+):
     """Median step timings per (method, arm) over ``steps`` interleaved steps after ``warmup``."""
     tokenizer = AutoTokenizer.from_pretrained(base)
     prompt_ids = encode_prompts(tokenizer, rows)
@@ -122,7 +126,9 @@ def measure_steps(profile: Profile, base: str, rows: list[dict], steps: int, war
                 timings[method, arm].append(row)
             before, after = timings[method, "before"][-1], timings[method, "after"][-1]
             if not same_method(before, after):
-                raise SystemExit(f"{method} step {i + 1}: before and after differ: {before} vs {after}")
+                raise SystemExit(
+                    f"{method} step {i + 1}: before and after differ: {before} vs {after}"
+                )
     return {
         key: {k: statistics.median(r[k] for r in rs[warmup:]) for k in KEYS}
         for key, rs in timings.items()
@@ -135,7 +141,9 @@ def measure_eval(profile: Profile, base: str, rows: list[dict], repeats: int) ->
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     t, ev = profile.train, profile.eval
     args = (t.eval_samples, ev.max_new_tokens, ev.temperature, ev.top_p, 0)
-    out: dict[str, dict[str, list]] = {arm: {"wall": [], "cpu": [], "pass_at_1": []} for arm in ARMS}
+    out: dict[str, dict[str, list]] = {
+        arm: {"wall": [], "cpu": [], "pass_at_1": []} for arm in ARMS
+    }
     for _ in tqdm(range(repeats), desc="interleaved evaluations", unit="round"):
         for arm in ARMS:
             with engine(arm):
@@ -145,7 +153,9 @@ def measure_eval(profile: Profile, base: str, rows: list[dict], repeats: int) ->
                 out[arm]["cpu"].append(time.process_time() - cpu)
                 out[arm]["pass_at_1"].append(p1)
     if out["before"]["pass_at_1"] != out["after"]["pass_at_1"]:
-        raise SystemExit(f"in-loop pass@1 differs: {out['before']['pass_at_1']} vs {out['after']['pass_at_1']}")
+        raise SystemExit(
+            f"in-loop pass@1 differs: {out['before']['pass_at_1']} vs {out['after']['pass_at_1']}"
+        )
     return {arm: {k: statistics.median(v) for k, v in d.items()} for arm, d in out.items()}
 
 
@@ -168,7 +178,9 @@ def report(med: dict, evals: dict, ratio: dict[str, float], out: Path, meta: dic
     for (m, arm), t in med.items():
         print(f"{m:6} {arm:6} " + " ".join(f"{t[k]:14.3f}" for k in KEYS))
     for arm, e in evals.items():
-        print(f"in-loop eval {arm:6}: {e['wall']:.3f} s wall, {e['cpu']:.3f} s CPU, pass@1 {e['pass_at_1']:.3f}")
+        print(
+            f"in-loop eval {arm:6}: {e['wall']:.3f} s wall, {e['cpu']:.3f} s CPU, pass@1 {e['pass_at_1']:.3f}"
+        )
     for name, value in ratio.items():
         print(f"{name}: {value:.3f}")
     write_json(
@@ -198,7 +210,9 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     profile = load_profile(args.config)
-    med = measure_steps(profile, args.base, read_jsonl(args.train_data), args.steps, args.warmup, args.seed)
+    med = measure_steps(
+        profile, args.base, read_jsonl(args.train_data), args.steps, args.warmup, args.seed
+    )
     evals = measure_eval(profile, args.base, read_jsonl(args.eval_data), args.eval_repeats)
     meta = {k: getattr(args, k) for k in ("steps", "warmup", "eval_repeats", "threads", "config")}
     report(med, evals, ratios(med, evals), Path(args.out), meta)

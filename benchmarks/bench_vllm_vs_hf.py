@@ -57,8 +57,10 @@ def smoke_inputs(work: Path) -> tuple[Path, Path]:
 def vllm_run(backend, rows, cfg: SamplingConfig) -> tuple[float, int]:
     """(seconds, generated tokens) of one ``llm.generate`` over every prompt, forced length."""
     prompts = [{"prompt_token_ids": prompt_token_ids(backend.tok, r["prompt"])} for r in rows]
-    params = [backend.sampling_params(cfg, seed=problem_seed(cfg.seed, i), ignore_eos=True)
-              for i in range(len(rows))]
+    params = [
+        backend.sampling_params(cfg, seed=problem_seed(cfg.seed, i), ignore_eos=True)
+        for i in range(len(rows))
+    ]
     start = time.perf_counter()
     outs = backend.llm.generate(prompts, params, use_tqdm=False)
     seconds = time.perf_counter() - start
@@ -74,13 +76,23 @@ def hf_run(backend, rows, cfg: SamplingConfig) -> tuple[float, int]:
     torch.manual_seed(cfg.seed)
     tokens, start = 0, time.perf_counter()
     for first in range(0, len(texts), backend.batch_size):
-        enc = backend.tok(texts[first : first + backend.batch_size], return_tensors="pt",
-                          padding=True, add_special_tokens=False).to(backend.device)
+        enc = backend.tok(
+            texts[first : first + backend.batch_size],
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
+        ).to(backend.device)
         with torch.inference_mode():
             out = backend.model.generate(
-                **enc, do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
-                max_new_tokens=cfg.max_new_tokens, min_new_tokens=cfg.max_new_tokens,
-                pad_token_id=backend.tok.pad_token_id)
+                **enc,
+                do_sample=True,
+                temperature=cfg.temperature,
+                top_p=cfg.top_p,
+                top_k=0,
+                max_new_tokens=cfg.max_new_tokens,
+                min_new_tokens=cfg.max_new_tokens,
+                pad_token_id=backend.tok.pad_token_id,
+            )
         tokens += out[:, enc["input_ids"].shape[1] :].numel()
     seconds = time.perf_counter() - start
     assert tokens == len(texts) * cfg.max_new_tokens, tokens
@@ -102,14 +114,23 @@ def measure(vllm_backend, hf_backend, rows, n: int, repeats: int) -> list[dict]:
         hf_run(hf_backend, rows[:2], cfg)
         times: dict[str, list[float]] = {"vllm": [], "hf": []}
         for _ in range(repeats):
-            for name, run, backend in (("vllm", vllm_run, vllm_backend),
-                                       ("hf", hf_run, hf_backend)):
+            for name, run, backend in (
+                ("vllm", vllm_run, vllm_backend),
+                ("hf", hf_run, hf_backend),
+            ):
                 seconds, tokens = run(backend, rows, cfg)
                 times[name].append(seconds)
         for name in ("vllm", "hf"):
             seconds = statistics.median(times[name])
-            results.append({"engine": name, "new_tokens": length, "seconds": seconds,
-                            "tokens": tokens, "tokens_per_s": tokens / seconds})
+            results.append(
+                {
+                    "engine": name,
+                    "new_tokens": length,
+                    "seconds": seconds,
+                    "tokens": tokens,
+                    "tokens_per_s": tokens / seconds,
+                }
+            )
     return results
 
 
@@ -117,8 +138,11 @@ def machine() -> str:
     cpu = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines()
-                 if ln.startswith("model name")]
+        names = [
+            ln.split(":", 1)[1].strip()
+            for ln in cpuinfo.read_text().splitlines()
+            if ln.startswith("model name")
+        ]
         cpu = names[0] if names else cpu
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
@@ -127,14 +151,18 @@ def machine() -> str:
 
 def table(results, startup: dict[str, float], context: dict[str, str]) -> str:
     lines = [f"- {k}: {v}" for k, v in context.items()]
-    header = "| engine | new tokens / response | generated tokens | seconds | tokens/s | vLLM / HF |"
+    header = (
+        "| engine | new tokens / response | generated tokens | seconds | tokens/s | vLLM / HF |"
+    )
     lines += ["", header, "|---|---|---|---|---|---|"]
     speed = {(r["engine"], r["new_tokens"]): r["tokens_per_s"] for r in results}
     for r in results:
         ratio = speed[("vllm", r["new_tokens"])] / speed[("hf", r["new_tokens"])]
         shown = f"{ratio:.2f}" if r["engine"] == "vllm" else ""
-        lines.append(f"| {r['engine']} | {r['new_tokens']} | {r['tokens']} | {r['seconds']:.2f} "
-                     f"| {r['tokens_per_s']:,.0f} | {shown} |")
+        lines.append(
+            f"| {r['engine']} | {r['new_tokens']} | {r['tokens']} | {r['seconds']:.2f} "
+            f"| {r['tokens_per_s']:,.0f} | {shown} |"
+        )
     lines += ["", "| engine | start-up (s) |", "|---|---|"]
     lines += [f"| {name} | {seconds:.1f} |" for name, seconds in startup.items()]
     return "\n".join(lines) + "\n"
@@ -172,8 +200,12 @@ def _has(dist: str) -> bool:
 
 def main(argv=None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", type=Path, default=Path("/tmp/bench_vllm_vs_hf"),
-                    help="where the smoke model is built (kept for the next run)")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/bench_vllm_vs_hf"),
+        help="where the smoke model is built (kept for the next run)",
+    )
     ap.add_argument("--model", type=Path, default=None, help="a model folder instead")
     ap.add_argument("--benchmark-file", type=Path, default=None, help="prompts instead")
     ap.add_argument("--n", type=int, default=8)
@@ -193,13 +225,18 @@ def main(argv=None) -> str:
     hf_backend, hf_start = timed(lambda: HFBackend(str(model), batch_size=128))
     results = measure(vllm_backend, hf_backend, rows, args.n, args.repeats)
     params = sum(p.numel() for p in hf_backend.model.parameters())
-    text = table(results, {"vllm (LLM(...), imports included)": vllm_start, "hf": hf_start},
-                 context(args, params, len(rows), vllm_backend))
+    text = table(
+        results,
+        {"vllm (LLM(...), imports included)": vllm_start, "hf": hf_start},
+        context(args, params, len(rows), vllm_backend),
+    )
     print(text)
     if args.out:
         with atomic_open(args.out) as fh:
-            fh.write(f"# vLLM vs HF generation\n\n`python benchmarks/{Path(__file__).name}`"
-                     f" (its docstring says what is measured).\n\n{text}")
+            fh.write(
+                f"# vLLM vs HF generation\n\n`python benchmarks/{Path(__file__).name}`"
+                f" (its docstring says what is measured).\n\n{text}"
+            )
     return text
 
 

@@ -18,7 +18,9 @@ def long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 if length > limit:
-                    found.append(f"{path.relative_to(root)}:{node.lineno} {node.name} ({length} lines)")
+                    found.append(
+                        f"{path.relative_to(root)}:{node.lineno} {node.name} ({length} lines)"
+                    )
     return found
 
 

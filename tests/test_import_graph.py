@@ -92,14 +92,18 @@ def test_a_circle_is_found_even_through_a_lazy_import(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from pacs import b\n")
     (pkg / "b.py").write_text("def f():\n    from pacs.a import g\n")
-    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pacs import a\n")
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pacs import a\n"
+    )
     graph = import_graph(tmp_path)
     assert graph["pacs.c"] == set()  # annotations only
     cycle = find_cycle(graph)
     assert cycle is not None and set(cycle) == {"pacs.a", "pacs.b"}
 
 
-@pytest.mark.parametrize("level,package,expected", [(1, "pacs.x", "pacs.x.m.f"), (2, "pacs.x", "pacs.m.f")])
+@pytest.mark.parametrize(
+    "level,package,expected", [(1, "pacs.x", "pacs.x.m.f"), (2, "pacs.x", "pacs.m.f")]
+)
 def test_relative_imports_resolve_from_their_package(level, package, expected):
     tree = ast.parse(f"from {'.' * level}m import f\n")
     assert expected in imported_names(tree, package)

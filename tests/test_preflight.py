@@ -45,9 +45,23 @@ def _sinfo(text: str):
 def test_on_this_machine_the_table_names_each_failure_with_its_fix(tmp_path):
     """Here: CPU torch, no vLLM, no flash-attn, no snapshots, the profile's SET_ME values."""
     result = subprocess.run(
-        [sys.executable, "-m", "pacs.preflight", "--config", str(PAPER), "--profile", str(PROFILE),
-         "--results", str(tmp_path / "results"), "--out", str(tmp_path / "ok.txt")],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pacs.preflight",
+            "--config",
+            str(PAPER),
+            "--profile",
+            str(PROFILE),
+            "--results",
+            str(tmp_path / "results"),
+            "--out",
+            str(tmp_path / "ok.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     out = result.stdout
     assert result.returncode == 1 and not (tmp_path / "ok.txt").exists()
@@ -75,7 +89,10 @@ def test_partition_and_account(tmp_path):
     profile = preflight.read_profile(_profile(tmp_path, partition="gpu", account=""))
     lines = _lines(preflight.account_checks(profile, Path("p.yaml")))
     assert lines["slurm_partition"].ok
-    assert not lines["slurm_account"].ok and "default-resources.slurm_account in p.yaml" in lines["slurm_account"].fix
+    assert (
+        not lines["slurm_account"].ok
+        and "default-resources.slurm_account in p.yaml" in lines["slurm_account"].fix
+    )
 
 
 def test_generate_limit_shorter_than_the_shards_plan_fails(tmp_path):
@@ -97,7 +114,9 @@ def test_gpus_and_cpus_per_node_from_sinfo_and_inside_a_job(tmp_path, monkeypatc
     assert not small.ok and "4 GPUs, 64 CPUs; training asks 8 GPUs, 96 CPUs" in small.detail
     assert "gres / cpus_per_task" in small.fix
     monkeypatch.setattr(preflight, "job_node", lambda: (8, 96))
-    assert preflight.resource_check(profile, env={"SLURM_JOB_ID": "7"}).detail.startswith("SLURM job 7")
+    assert preflight.resource_check(profile, env={"SLURM_JOB_ID": "7"}).detail.startswith(
+        "SLURM job 7"
+    )
 
 
 def test_checkpoint_disk_by_hand():
@@ -106,10 +125,14 @@ def test_checkpoint_disk_by_hand():
     # plus 1 + 16 merged bf16 models (2 B/param) for the final model and the Fig. 3 curve
     assert preflight.run_bytes(spec, "qwen3_8b", "pacs", 1e9) == pytest.approx(16 * 16e9 + 17 * 2e9)
     # PPO keeps one critic checkpoint (verl.max_critic_ckpt_to_keep: 1) on top
-    assert preflight.run_bytes(spec, "qwen3_8b", "ppo", 1e9) == pytest.approx(16 * 16e9 + 16e9 + 34e9)
+    assert preflight.run_bytes(spec, "qwen3_8b", "ppo", 1e9) == pytest.approx(
+        16 * 16e9 + 16e9 + 34e9
+    )
     raw = load_config(PAPER)
     raw["verl"]["max_actor_ckpt_to_keep"] = 2
-    assert preflight.run_bytes(parse_profile(raw), "qwen3_8b", "pacs", 1e9) == pytest.approx(2 * 16e9 + 34e9)
+    assert preflight.run_bytes(parse_profile(raw), "qwen3_8b", "pacs", 1e9) == pytest.approx(
+        2 * 16e9 + 34e9
+    )
 
 
 def test_disk_check_states_the_estimate_and_fails_when_short(tmp_path, monkeypatch):
@@ -121,7 +144,11 @@ def test_disk_check_states_the_estimate_and_fails_when_short(tmp_path, monkeypat
 
 
 def test_out_is_written_only_when_everything_passes(tmp_path, monkeypatch):
-    monkeypatch.setattr(preflight, "run_checks", lambda *a, **k: [preflight.Check("x", True, "fine")])
+    monkeypatch.setattr(
+        preflight, "run_checks", lambda *a, **k: [preflight.Check("x", True, "fine")]
+    )
     out = tmp_path / "ok.txt"
-    assert preflight.main(["--config", str(PAPER), "--profile", str(PROFILE), "--out", str(out)]) == 0
+    assert (
+        preflight.main(["--config", str(PAPER), "--profile", str(PROFILE), "--out", str(out)]) == 0
+    )
     assert out.read_text() == "PASS  x  fine\n1 passed, 0 failed\n"

@@ -90,8 +90,15 @@ def test_a_long_step_prints_a_whole_line_per_interval_and_its_final_count(monkey
     clock = Clock()
     monkeypatch.setattr(progress.time, "monotonic", clock)
     console = io.StringIO()
-    bar = ConsoleBar(total=10, desc="SFT warm-up", unit="step", console=console, every_s=30,
-                     mininterval=0, file=io.StringIO())
+    bar = ConsoleBar(
+        total=10,
+        desc="SFT warm-up",
+        unit="step",
+        console=console,
+        every_s=30,
+        mininterval=0,
+        file=io.StringIO(),
+    )
     for step in range(1, 11):
         clock.now += 10  # 10 s a step: a line every third step
         bar.set_postfix(loss=f"{1 / step:.3f}", refresh=False)

@@ -71,8 +71,15 @@ def test_the_rule_finds_what_lacks_tests(tmp_path):
     src, tests = tmp_path / "src", tmp_path / "tests"
     for folder in (src / "pkg", src / "bare", tests / "pkg", tests / "bare", tests / "elsewhere"):
         folder.mkdir(parents=True)
-    for name in ("pkg/__init__.py", "bare/__init__.py", "__init__.py", "io.py", "cli.py",
-                 "math.py", "orphan.py"):
+    for name in (
+        "pkg/__init__.py",
+        "bare/__init__.py",
+        "__init__.py",
+        "io.py",
+        "cli.py",
+        "math.py",
+        "orphan.py",
+    ):
         (src / name).write_text("")
     (tests / "pkg" / "test_a.py").write_text("from pacs.pkg.a import f\n")
     (tests / "bare" / "conftest.py").write_text("import os\n")  # a folder that never names it

@@ -150,9 +150,10 @@ def balanced_weights(labels: torch.Tensor, group_size: int) -> torch.Tensor:
     n_neg = group_size - n_pos
     same_label_count = torch.where(hard, n_pos, n_neg)
     mixed = (n_pos > 0) & (n_neg > 0)
-    weights = torch.where(mixed, group_size / (2.0 * same_label_count), torch.ones_like(same_label_count))
+    weights = torch.where(
+        mixed, group_size / (2.0 * same_label_count), torch.ones_like(same_label_count)
+    )
     return weights.reshape(-1)
-
 
 
 def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
@@ -193,7 +194,9 @@ def pacs_loss(
         raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
     _check_1d("labels", labels)
     if labels.shape[0] != logp.shape[0]:
-        raise ValueError(f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}")
+        raise ValueError(
+            f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}"
+        )
     _check_no_nan(logp=logp, ref_logp=ref_logp, labels=labels)
     _check_group_size(logp.shape[0], group_size, score)
     if labels.is_floating_point() and ((labels < 0) | (labels > 1)).any():
@@ -210,7 +213,9 @@ def pacs_loss(
         weights = weights.detach().to(psi.dtype)
     labels = labels.to(psi.dtype)
     per_response = weights * F.binary_cross_entropy_with_logits(psi, labels, reduction="none")
-    loss = {"mean": per_response.mean, "sum": per_response.sum, "none": lambda: per_response}[reduction]()
+    loss = {"mean": per_response.mean, "sum": per_response.sum, "none": lambda: per_response}[
+        reduction
+    ]()
 
     with torch.no_grad():
         sigma = torch.sigmoid(psi)
@@ -259,7 +264,9 @@ def agg_loss(
     """
     _check_same_shape(loss_mat=loss_mat, mask=mask)
     if loss_agg_mode not in LOSS_AGG_MODES:
-        raise ValueError(f"unknown loss_agg_mode {loss_agg_mode!r}; expected one of {LOSS_AGG_MODES}")
+        raise ValueError(
+            f"unknown loss_agg_mode {loss_agg_mode!r}; expected one of {LOSS_AGG_MODES}"
+        )
     if loss_agg_mode == "token-mean":
         return masked_mean(loss_mat, mask)
     token_count = mask.to(loss_mat.dtype).sum(dim=-1)
@@ -304,7 +311,9 @@ def ppo_policy_loss(
     clipped = -advantages * ratio.clamp(1 - clip_ratio, 1 + clip_ratio)
     losses = torch.maximum(unclipped, clipped)
     if clip_ratio_c is not None:
-        losses = torch.where(advantages < 0, torch.minimum(losses, -advantages * clip_ratio_c), losses)
+        losses = torch.where(
+            advantages < 0, torch.minimum(losses, -advantages * clip_ratio_c), losses
+        )
     loss = agg_loss(losses, mask, loss_agg_mode)
     with torch.no_grad():
         stats = {
@@ -379,4 +388,3 @@ def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
     logits = _at_least_fp32(logits)
     probs = torch.softmax(logits, dim=-1)
     return torch.logsumexp(logits, dim=-1) - (probs * logits).sum(dim=-1)
-

@@ -167,7 +167,7 @@ class PpoSpec:
 METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec)
 """Every method, in the order tables list them. A new method is appended here."""
 
-MethodSpec = Union[METHOD_SPECS]  # the type of a run's method: one of METHOD_SPECS
+MethodSpec = Union[METHOD_SPECS]  # noqa: UP007  (a tuple of classes has no `|` spelling)
 METHOD_NAMES: tuple[str, ...] = tuple(
     cls.__dataclass_fields__["name"].default for cls in METHOD_SPECS
 )

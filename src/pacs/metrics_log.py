@@ -210,7 +210,7 @@ class MetricsLog:
         if self.wandb is not None:
             self.wandb.finish()
 
-    def __enter__(self) -> MetricsLog:
+    def __enter__(self) -> MetricsLog:  # noqa: PYI034  (typing.Self needs Python 3.11)
         return self
 
     def __exit__(self, *exc) -> None:

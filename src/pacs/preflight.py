@@ -66,10 +66,16 @@ def version_checks(pinned: dict[str, str] = PINNED) -> list[Check]:
         except importlib.metadata.PackageNotFoundError:
             found = None
         ok = found is not None and found.split("+")[0] == want
-        checks.append(Check(
-            f"version {dist}", ok, f"{dist} {found or 'not installed'} (pinned {want})",
-            "" if ok else f"conda env create -f environment.yml (or pip install {dist}=={want})",
-        ))
+        checks.append(
+            Check(
+                f"version {dist}",
+                ok,
+                f"{dist} {found or 'not installed'} (pinned {want})",
+                ""
+                if ok
+                else f"conda env create -f environment.yml (or pip install {dist}=={want})",
+            )
+        )
     return checks
 
 
@@ -79,8 +85,12 @@ def attention_check(spec: Profile) -> Check:
     try:
         importlib.import_module(module)
     except Exception as exc:  # noqa: BLE001 - a broken CUDA extension raises more than ImportError
-        return Check("attention", False, f"{impl} needs `import {module}`: {exc!r}",
-                     "install flash-attn as environment.yml does (its pinned wheel)")
+        return Check(
+            "attention",
+            False,
+            f"{impl} needs `import {module}`: {exc!r}",
+            "install flash-attn as environment.yml does (its pinned wheel)",
+        )
     return Check("attention", True, f"{impl}: `import {module}` works")
 
 
@@ -103,8 +113,12 @@ def snapshot_checks(spec: Profile, results: Path) -> list[Check]:
 def _folder_check(name: str, folder: Path, marker: str, source: str) -> Check:
     if (folder / marker).is_file():
         return Check(name, True, f"{folder} holds {marker}")
-    return Check(name, False, f"{folder}/{marker} missing ({source}); compute nodes are offline",
-                 "make fetch   (on a host with internet: downloads every hub snapshot)")
+    return Check(
+        name,
+        False,
+        f"{folder}/{marker} missing ({source}); compute nodes are offline",
+        "make fetch   (on a host with internet: downloads every hub snapshot)",
+    )
 
 
 # ------------------------------------------------------------------ the SLURM profile
@@ -121,8 +135,14 @@ def account_checks(profile: dict, path: Path) -> list[Check]:
     for key in ("slurm_partition", "slurm_account"):
         value = str(defaults.get(key) or "")
         ok = bool(value) and not value.startswith(UNSET)
-        checks.append(Check(key, ok, f"{key} = {value or '(unset)'}",
-                            "" if ok else f"set default-resources.{key} in {path}"))
+        checks.append(
+            Check(
+                key,
+                ok,
+                f"{key} = {value or '(unset)'}",
+                "" if ok else f"set default-resources.{key} in {path}",
+            )
+        )
     return checks
 
 
@@ -138,11 +158,14 @@ def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
     runtime = ((profile.get("set-resources") or {}).get(rule) or {}).get("runtime")
     runtime = runtime or (profile.get("default-resources") or {}).get("runtime")
     ok = runtime is not None and float(runtime) >= shard.job_minutes
-    return [Check(
-        f"{rule} time limit", ok,
-        f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
-        "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
-    )]
+    return [
+        Check(
+            f"{rule} time limit",
+            ok,
+            f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
+            "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
+        )
+    ]
 
 
 def train_request(profile: dict) -> tuple[int, int]:
@@ -156,9 +179,12 @@ def train_request(profile: dict) -> tuple[int, int]:
 def node_check(want: tuple[int, int], have: tuple[int, int], where: str) -> Check:
     ok = have[0] >= want[0] and have[1] >= want[1]
     return Check(
-        "GPUs/CPUs per node", ok,
+        "GPUs/CPUs per node",
+        ok,
         f"{where}: {have[0]} GPUs, {have[1]} CPUs; training asks {want[0]} GPUs, {want[1]} CPUs per node",
-        "" if ok else "set set-resources.train_verl gres / cpus_per_task in the SLURM profile to "
+        ""
+        if ok
+        else "set set-resources.train_verl gres / cpus_per_task in the SLURM profile to "
         "what one node of the partition has (and models.<m>.gpus_per_node to match)",
     )
 
@@ -174,8 +200,12 @@ def sinfo_node(partition: str, run=subprocess.run) -> tuple[int, int] | None:
     """The largest (GPUs, CPUs) of one node in ``partition`` as ``sinfo`` lists them, or None."""
     if shutil.which("sinfo") is None and run is subprocess.run:
         return None
-    out = run(["sinfo", "-h", "-N", "-p", partition, "-o", "%G %c"],
-              capture_output=True, text=True, check=False).stdout
+    out = run(
+        ["sinfo", "-h", "-N", "-p", partition, "-o", "%G %c"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     best = (0, 0)
     for line in out.splitlines():
         gres, _, cpus = line.rpartition(" ")
@@ -191,8 +221,12 @@ def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
     partition = str((profile.get("default-resources") or {}).get("slurm_partition", ""))
     have = sinfo_node(partition, run)
     if have is None:
-        return Check("GPUs/CPUs per node", False, f"sinfo lists no node of partition {partition!r}",
-                     "run on the cluster's login node, with slurm_partition set")
+        return Check(
+            "GPUs/CPUs per node",
+            False,
+            f"sinfo lists no node of partition {partition!r}",
+            "run on the cluster's login node, with slurm_partition set",
+        )
     return node_check(want, have, f"partition {partition} (sinfo)")
 
 
@@ -214,7 +248,11 @@ def run_bytes(spec: Profile, model: str, method: str, params: float) -> float:
     total = (saved if keep is None else min(keep, saved)) * CKPT_BYTES_PER_PARAM * params
     if method == "ppo":
         keep_critic = verl.max_critic_ckpt_to_keep
-        total += (saved if keep_critic is None else min(keep_critic, saved)) * CKPT_BYTES_PER_PARAM * params
+        total += (
+            (saved if keep_critic is None else min(keep_critic, saved))
+            * CKPT_BYTES_PER_PARAM
+            * params
+        )
     curve = spec.eval.curve_every
     merged = 1 + (steps // curve if curve else 0)
     return total + merged * MERGED_BYTES_PER_PARAM * params
@@ -234,7 +272,11 @@ def disk_check(spec: Profile, results: Path) -> Check:
     detail = f"checkpoints and merged models need ~{need / 1e12:.1f} TB; {free / 1e12:.1f} TB free at {where}"
     if unknown:
         detail += f"; size unknown for {sorted(set(unknown))} (fetch them first)"
-    fix = "" if ok else "free disk, or set verl.max_actor_ckpt_to_keep (each 8B checkpoint is ~131 GB)"
+    fix = (
+        ""
+        if ok
+        else "free disk, or set verl.max_actor_ckpt_to_keep (each 8B checkpoint is ~131 GB)"
+    )
     return Check("disk", ok, detail, fix)
 
 
@@ -249,16 +291,24 @@ def sandbox_check(spec: Profile) -> list[Check]:
     try:
         layers = sandbox_layers()
     except SandboxUnavailable as exc:
-        return [Check("code sandbox", False, str(exc),
-                      "grade LiveCodeBench where user, mount and PID namespaces are allowed "
-                      "(root, or sysctl user.max_user_namespaces > 0)")]
+        return [
+            Check(
+                "code sandbox",
+                False,
+                str(exc),
+                "grade LiveCodeBench where user, mount and PID namespaces are allowed "
+                "(root, or sysctl user.max_user_namespaces > 0)",
+            )
+        ]
     return [Check("code sandbox", True, ", ".join(f"{k}: {v}" for k, v in layers.items()))]
 
 
 # ------------------------------------------------------------------ the table
 
 
-def run_checks(spec: Profile, profile_path: Path, results: Path, env=os.environ, run=subprocess.run) -> list[Check]:
+def run_checks(
+    spec: Profile, profile_path: Path, results: Path, env=os.environ, run=subprocess.run
+) -> list[Check]:
     profile = read_profile(profile_path)
     return [
         *version_checks(),

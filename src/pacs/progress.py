@@ -53,8 +53,13 @@ class ConsoleBar(tqdm):
 
     ``console``: where the lines go (default :func:`open_console`; None there: no lines)."""
 
-    def __init__(self, *args: Any, console: IO[str] | None = None,
-                 every_s: float = CONSOLE_EVERY_S, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        console: IO[str] | None = None,
+        every_s: float = CONSOLE_EVERY_S,
+        **kwargs: Any,
+    ):
         self._console = console if console is not None else open_console()
         self._owns_console = console is None and self._console is not None
         self._every_s = every_s

@@ -41,7 +41,7 @@ class _KeepSlurmConfig:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
-    def Popen(self, *args, env=None, **kwargs):  # noqa: N802 (subprocess's name)
+    def Popen(self, *args, env=None, **kwargs):
         if env is not None:
             env = {**env, **{k: self._environ[k] for k in CONFIG_VARS if k in self._environ}}
         return self._module.Popen(*args, env=env, **kwargs)
@@ -55,7 +55,9 @@ def keep_slurm_config_in_jobsteps(plugin=None, environ: Mapping[str, str] | None
         except ImportError:
             return False
     if not isinstance(plugin.subprocess, _KeepSlurmConfig):
-        plugin.subprocess = _KeepSlurmConfig(plugin.subprocess, os.environ if environ is None else environ)
+        plugin.subprocess = _KeepSlurmConfig(
+            plugin.subprocess, os.environ if environ is None else environ
+        )
     return True
 
 
@@ -94,7 +96,9 @@ def status_command_for(config: Mapping[str, str], chosen: str) -> str:
     )
 
 
-def check_status_command(settings, log: Callable[[str], None] = print, run: Runner = subprocess.run) -> None:
+def check_status_command(
+    settings, log: Callable[[str], None] = print, run: Runner = subprocess.run
+) -> None:
     """Set the SLURM executor's status command (``settings.status_command``) to one this cluster
     can answer; raise with what to set where there is none."""
     chosen = getattr(settings, "status_command", None) or "sacct"

@@ -24,7 +24,11 @@ def import_table_modules() -> list[str]:
     for info in pkgutil.walk_packages([str(SRC)], prefix="pacs."):
         path = SRC.joinpath(*info.name.split(".")[1:])
         source = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
-        if source.is_file() and "MethodTable(" in source.read_text() and info.name != "pacs.methods":
+        if (
+            source.is_file()
+            and "MethodTable(" in source.read_text()
+            and info.name != "pacs.methods"
+        ):
             importlib.import_module(info.name)
             names.append(info.name)
     return names
@@ -32,9 +36,13 @@ def import_table_modules() -> list[str]:
 
 def test_every_dispatch_table_has_a_branch_for_every_method():
     modules = import_table_modules()
-    assert {"pacs.tiny.train", "pacs.verl_plugin.launch.overrides", "pacs.report.paper"} <= set(modules)
+    assert {"pacs.tiny.train", "pacs.verl_plugin.launch.overrides", "pacs.report.paper"} <= set(
+        modules
+    )
     tables = m.method_tables()
-    missing = {where: [c.__name__ for c in t.missing()] for where, t in tables.items() if t.missing()}
+    missing = {
+        where: [c.__name__ for c in t.missing()] for where, t in tables.items() if t.missing()
+    }
     assert missing == {}, f"methods without a branch: {missing}"
     assert len(tables) >= 3
 
@@ -71,7 +79,10 @@ def test_every_mode_a_spec_accepts_is_one_the_math_runs():
     with pytest.raises(ValueError):
         m.PacsSpec(score="dapo")
     assert m.METHOD_NAMES == ("pacs", "grpo", "ppo")
-    assert m.spec_class("ppo") is m.PpoSpec and m.spec_keys(m.GrpoSpec) == ("loss_agg_mode", "clip_ratio")
+    assert m.spec_class("ppo") is m.PpoSpec and m.spec_keys(m.GrpoSpec) == (
+        "loss_agg_mode",
+        "clip_ratio",
+    )
 
 
 def test_a_table_refuses_what_is_not_a_method():

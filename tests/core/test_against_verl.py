@@ -42,8 +42,12 @@ def test_grpo_equals_verl(seed):
     adv, _ = verl_core().compute_grpo_outcome_advantage(token_rewards, mask, uids)
     torch.testing.assert_close(adv, ca.group_scores(rewards, 8, "grpo")[:, None] * mask)
     torch.testing.assert_close(adv, ca.grpo_outcome_advantage(rewards, 8)[:, None] * mask)
-    dr, _ = verl_core().compute_grpo_outcome_advantage(token_rewards, mask, uids, norm_adv_by_std_in_grpo=False)
-    torch.testing.assert_close(dr, ca.grpo_outcome_advantage(rewards, 8, norm_by_std=False)[:, None] * mask)
+    dr, _ = verl_core().compute_grpo_outcome_advantage(
+        token_rewards, mask, uids, norm_adv_by_std_in_grpo=False
+    )
+    torch.testing.assert_close(
+        dr, ca.grpo_outcome_advantage(rewards, 8, norm_by_std=False)[:, None] * mask
+    )
 
 
 @pytest.mark.parametrize("mode", ca.LOSS_AGG_MODES)
@@ -64,7 +68,9 @@ def test_gae_equals_verl_returns_and_whitened_advantages():
     v_adv, v_ret = verl_core().compute_gae_advantage_return(rewards, values, mask, 0.99, 0.95)
     adv, ret = ca.compute_gae(rewards, values, mask, 0.99, 0.95)
     torch.testing.assert_close(ret, v_ret)
-    torch.testing.assert_close(ca.masked_whiten(adv, mask) * mask, v_adv * mask, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        ca.masked_whiten(adv, mask) * mask, v_adv * mask, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_value_loss_and_entropy_equal_verl():

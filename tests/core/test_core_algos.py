@@ -81,7 +81,9 @@ def psi_fn(logp, ref_logp, mask, n, beta, method):
 def test_gradient_matches_eq5(method, soft):
     logp, ref_logp, mask, labels = random_batch(groups=3, group_size=4, seed=1)
     if soft:
-        labels = torch.rand(labels.shape, generator=torch.Generator().manual_seed(5), dtype=labels.dtype)
+        labels = torch.rand(
+            labels.shape, generator=torch.Generator().manual_seed(5), dtype=labels.dtype
+        )
     n, beta = 4, 1.7
     logp = logp.clone().requires_grad_(True)
     loss, _ = ca.pacs_loss(logp, ref_logp, mask, labels, n, beta=beta, score=method)
@@ -90,7 +92,9 @@ def test_gradient_matches_eq5(method, soft):
     # Independent: mean_i w_i (σ(ψ_i) − r_i) ∇ψ_i with ∇ψ from the Jacobian of a separate ψ.
     x = logp.detach()
     psi = psi_fn(x, ref_logp, mask, n, beta, method)
-    jac = torch.autograd.functional.jacobian(lambda lp: psi_fn(lp, ref_logp, mask, n, beta, method), x)
+    jac = torch.autograd.functional.jacobian(
+        lambda lp: psi_fn(lp, ref_logp, mask, n, beta, method), x
+    )
     w = torch.tensor(loop_weights([int(v >= 0.5) for v in labels.tolist()], n), dtype=x.dtype)
     coeff = w * (torch.sigmoid(psi) - labels)
     expected = torch.einsum("i,ibt->bt", coeff, jac) / labels.shape[0]
@@ -171,7 +175,9 @@ def test_weights_equal_sklearn_per_group(seed):
 def test_use_weight_false_and_explicit_weights():
     logp, ref_logp, mask, labels = random_batch(seed=6)
     unweighted, stats = ca.pacs_loss(logp, ref_logp, mask, labels, 4, use_weight=False)
-    ones, _ = ca.pacs_loss(logp, ref_logp, mask, labels, 4, weights=torch.ones(12, dtype=logp.dtype))
+    ones, _ = ca.pacs_loss(
+        logp, ref_logp, mask, labels, 4, weights=torch.ones(12, dtype=logp.dtype)
+    )
     assert stats["weight_mean"] == 1.0
     assert unweighted.item() == pytest.approx(ones.item(), rel=1e-12)
     total, _ = ca.pacs_loss(logp, ref_logp, mask, labels, 4, reduction="sum")
@@ -200,7 +206,10 @@ def test_group_scores_hand_loops(method):
 
 def test_rloo_hand_value():
     # group [1, 0, 0, 0]: ψ_0 = 1 − 0 = 1; ψ_1 = 0 − 1/3.
-    torch.testing.assert_close(ca.group_scores(torch.tensor([1.0, 0, 0, 0]), 4, "rloo"), torch.tensor([1.0, -1 / 3, -1 / 3, -1 / 3]))
+    torch.testing.assert_close(
+        ca.group_scores(torch.tensor([1.0, 0, 0, 0]), 4, "rloo"),
+        torch.tensor([1.0, -1 / 3, -1 / 3, -1 / 3]),
+    )
 
 
 def test_grpo_and_drgrpo_outcome_advantage():
@@ -209,7 +218,10 @@ def test_grpo_and_drgrpo_outcome_advantage():
     torch.testing.assert_close(
         ca.grpo_outcome_advantage(r[:4], 4), torch.tensor([0.5, -0.5, -0.5, 0.5]) / (std + 1e-6)
     )
-    torch.testing.assert_close(ca.grpo_outcome_advantage(r, 3, norm_by_std=False), torch.tensor([2 / 3, -1 / 3, -1 / 3, 0, 0, 0]))
+    torch.testing.assert_close(
+        ca.grpo_outcome_advantage(r, 3, norm_by_std=False),
+        torch.tensor([2 / 3, -1 / 3, -1 / 3, 0, 0, 0]),
+    )
 
 
 # ---------------------------------------------------------------- aggregation, PPO, GAE
@@ -222,7 +234,9 @@ def test_agg_modes_hand_computed():
     assert ca.agg_loss(loss, mask, "seq-mean-token-sum").item() == pytest.approx((6 + 4) / 2)
     assert ca.agg_loss(loss, mask, "seq-mean-token-mean").item() == pytest.approx((2 + 4) / 2)
     assert ca.agg_loss(loss, mask, "seq-mean-token-sum-norm").item() == pytest.approx(5 / 3)
-    assert ca.agg_loss(loss, mask, "seq-mean-token-sum-norm", horizon=10).item() == pytest.approx(0.5)
+    assert ca.agg_loss(loss, mask, "seq-mean-token-sum-norm", horizon=10).item() == pytest.approx(
+        0.5
+    )
 
 
 def test_ppo_policy_loss_hand_computed():
@@ -236,7 +250,9 @@ def test_ppo_policy_loss_hand_computed():
     # A = −1 with ratio 5: unclipped 5, clipped 1.2 → 5; dual-clip with c = 3 caps it at 3.
     big = torch.log(torch.tensor([[5.0]]))
     plain, _ = ca.ppo_policy_loss(big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1))
-    dual, _ = ca.ppo_policy_loss(big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1), clip_ratio_c=3.0)
+    dual, _ = ca.ppo_policy_loss(
+        big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1), clip_ratio_c=3.0
+    )
     assert plain.item() == pytest.approx(5.0) and dual.item() == pytest.approx(3.0)
 
 

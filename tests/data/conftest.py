@@ -11,7 +11,8 @@ def chat_tokenizer():
     from pacs.tiny.build import build_tokenizer
 
     return build_tokenizer(
-        ["Please reason step by step, and put your final answer within \\boxed{}."] * 4, vocab_size=300
+        ["Please reason step by step, and put your final answer within \\boxed{}."] * 4,
+        vocab_size=300,
     )
 
 

@@ -39,7 +39,9 @@ def _error(tmp_path: Path, src: Path, benchmark: str = "aime25") -> DataError:
 
 
 def test_bytes_that_are_not_utf8_name_the_row(tmp_path):
-    src = _jsonl_bytes(tmp_path / "a.jsonl", [json.dumps(GOOD).encode(), b'{"id": 2, "problem": "\xff"}'])
+    src = _jsonl_bytes(
+        tmp_path / "a.jsonl", [json.dumps(GOOD).encode(), b'{"id": 2, "problem": "\xff"}']
+    )
     err = _error(tmp_path, src)
     assert (err.row, str(err).split(": ")[1]) == (2, "not UTF-8")
     assert "a.jsonl, row 2" in str(err) and "b'\\xff'" in str(err)
@@ -53,7 +55,10 @@ def test_a_csv_with_bytes_that_are_not_utf8_names_the_line(tmp_path):
 
 
 def test_a_lone_surrogate_names_row_and_field(tmp_path):
-    src = _jsonl_bytes(tmp_path / "s.jsonl", [json.dumps(GOOD).encode(), b'{"id": 2, "problem": "x\\ud800", "answer": "2"}'])
+    src = _jsonl_bytes(
+        tmp_path / "s.jsonl",
+        [json.dumps(GOOD).encode(), b'{"id": 2, "problem": "x\\ud800", "answer": "2"}'],
+    )
     err = _error(tmp_path, src)
     assert (err.row, err.field) == (2, "problem") and "not valid Unicode" in str(err)
 
@@ -71,7 +76,9 @@ def test_a_5000_digit_answer_is_kept_or_named(tmp_path):
     src = _jsonl_bytes(tmp_path / "b.jsonl", [line])
     out = _prepare(tmp_path, src, "beyondaime")  # integers with no upper bound: kept, exactly
     assert json.loads(out.read_text())["answer"] == digits
-    src = _jsonl_bytes(tmp_path / "a.jsonl", [f'{{"id": 1, "problem": "p", "answer": {digits}}}'.encode()])
+    src = _jsonl_bytes(
+        tmp_path / "a.jsonl", [f'{{"id": 1, "problem": "p", "answer": {digits}}}'.encode()]
+    )
     err = _error(tmp_path, src)  # AIME answers run to 999: named, with a readable excerpt
     assert (err.row, err.field) == (1, "answer") and "(5000 characters)" in str(err)
 
@@ -90,10 +97,16 @@ def _lcb(tests, metadata='{"func_name": "f"}', qid="q2") -> dict:
     ("tests", "message"),
     [
         # output `true`, not the string "true": accepted, then failed at grading
-        ([{"input": "1", "output": True, "testtype": "functional"}], "test 1: 'output' must be a string, got bool"),
+        (
+            [{"input": "1", "output": True, "testtype": "functional"}],
+            "test 1: 'output' must be a string, got bool",
+        ),
         # functional output that is not JSON: failed at grading
         ([{"input": "1", "output": "[1,", "testtype": "functional"}], "test 1: output is not JSON"),
-        ([{"input": "1", "output": "[" * 5000 + "]" * 5000, "testtype": "functional"}], "nested deeper"),
+        (
+            [{"input": "1", "output": "[" * 5000 + "]" * 5000, "testtype": "functional"}],
+            "nested deeper",
+        ),
     ],
 )
 def test_livecodebench_tests_the_grader_cannot_use_fail_preparation(tmp_path, tests, message):
@@ -123,8 +136,9 @@ def test_gpqa_numbers_rows_like_every_other_error(tmp_path):
     src.write_text(header + "q,a,b,c,d,r1\nq,a,,c,d,r2\n")
     assert "g.csv, row 2, field 'Incorrect Answer 1'" in str(_error(tmp_path, src, "gpqa"))
     src.write_text(header + "q,a,b,c,d,r1\nq,a,b,c,d,r1\n")
-    assert "g.csv, row 2, field 'problem_id': duplicate problem id 'gpqa/r1' (first at row 1)" in str(
-        _error(tmp_path, src, "gpqa")
+    assert (
+        "g.csv, row 2, field 'problem_id': duplicate problem id 'gpqa/r1' (first at row 1)"
+        in str(_error(tmp_path, src, "gpqa"))
     )
 
 
@@ -132,7 +146,9 @@ def test_gpqa_numbers_rows_like_every_other_error(tmp_path):
 
 
 def _good_source(tmp_path: Path, answer: str) -> Path:
-    return _jsonl_bytes(tmp_path / f"src{answer}.jsonl", [json.dumps(GOOD | {"answer": answer}).encode()])
+    return _jsonl_bytes(
+        tmp_path / f"src{answer}.jsonl", [json.dumps(GOOD | {"answer": answer}).encode()]
+    )
 
 
 KILL_AT_THE_DATA_RENAME = """
@@ -160,7 +176,9 @@ def test_a_kill_between_the_renames_is_caught_and_cleaned_up(tmp_path):
     )
     assert done.returncode == -signal.SIGKILL
     # old data beside the new manifest: every reader refuses it
-    with pytest.raises(DataError, match=r"aime25\.manifest\.json: does not describe .*aime25\.jsonl: sha256"):
+    with pytest.raises(
+        DataError, match=r"aime25\.manifest\.json: does not describe .*aime25\.jsonl: sha256"
+    ):
         check_manifest(out)
     with pytest.raises(DataError, match="does not describe"):
         load_benchmark(out)

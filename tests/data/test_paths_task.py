@@ -76,17 +76,39 @@ def test_splits_are_disjoint_deterministic_and_numbered():
     assert make_splits(3, n_sft=5, n_train=3, n_test=20)["test"] == a["test"]
 
 
-@pytest.mark.parametrize("knobs", [{"min_terms": 1}, {"min_terms": 4, "max_terms": 3},
-                                   {"max_terms": 7}, {"max_operand": 2}])
+@pytest.mark.parametrize(
+    "knobs",
+    [{"min_terms": 1}, {"min_terms": 4, "max_terms": 3}, {"max_terms": 7}, {"max_operand": 2}],
+)
 def test_bad_knobs_are_refused(knobs):
     with pytest.raises(ValueError, match="need"):
         make_splits(0, 1, 1, 1, **knobs)
 
 
 def test_cli_writes_the_paths_task(tmp_path):
-    rc = cli.main(["prepare-synthetic", "--out-dir", str(tmp_path), "--seed", "1", "--n-sft", "20",
-                   "--n-train", "10", "--n-test", "5", "--task", "paths", "--min-terms", "3",
-                   "--max-terms", "4", "--max-operand", "30"])
+    rc = cli.main(
+        [
+            "prepare-synthetic",
+            "--out-dir",
+            str(tmp_path),
+            "--seed",
+            "1",
+            "--n-sft",
+            "20",
+            "--n-train",
+            "10",
+            "--n-test",
+            "5",
+            "--task",
+            "paths",
+            "--min-terms",
+            "3",
+            "--max-terms",
+            "4",
+            "--max-operand",
+            "30",
+        ]
+    )
     assert rc == 0
     rows = [json.loads(x) for x in (tmp_path / "test.jsonl").read_text().splitlines()]
     assert len(rows) == 5 and all("quantities" in r for r in rows)
@@ -107,7 +129,8 @@ def test_the_science_profile_command_line_writes_manifested_splits(tmp_path):
     rc = cli.main(["prepare-synthetic", "--out-dir", str(tmp_path), *synthetic.cli_args().split()])
     assert rc == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        f"{s}{ext}" for s in ("sft", "train", "test") for ext in (".jsonl", ".manifest.json"))
+        f"{s}{ext}" for s in ("sft", "train", "test") for ext in (".jsonl", ".manifest.json")
+    )
     for split, n in (("sft", 30), ("train", 10), ("test", 5)):
         manifest = check_manifest(tmp_path / f"{split}.jsonl", required=True)
         assert manifest["rows"] == n and manifest["params"]["task"] == "paths"

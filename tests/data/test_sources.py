@@ -137,6 +137,7 @@ def test_hf_livecodebench_reads_every_release_file(monkeypatch, tmp_path):
 
     contents["test5.jsonl"].append(record("a", "2024-08-01T00:00:00"))
     with pytest.raises(
-        DataError, match=r"test5\.jsonl, row 3, field 'problem_id': duplicate .*first at test4\.jsonl row 1"
+        DataError,
+        match=r"test5\.jsonl, row 3, field 'problem_id': duplicate .*first at test4\.jsonl row 1",
     ):
         prepare_eval("livecodebench", "hf", tmp_path / "out2" / "livecodebench.jsonl")

@@ -152,11 +152,18 @@ def test_one_dispatcher_writes_either_task_and_records_its_params(tmp_path):
     sizes = {"seed": 2, "n_sft": 6, "n_train": 4, "n_test": 3}
     arith = write_task_splits(tmp_path / "a", "arithmetic", **sizes, max_steps=2, min_terms=None)
     paths = write_task_splits(tmp_path / "p", "paths", **sizes, max_operand=20, min_steps=None)
-    params = [json.loads((p["test"].with_name("test.manifest.json")).read_text())["params"]
-              for p in (arith, paths)]
+    params = [
+        json.loads((p["test"].with_name("test.manifest.json")).read_text())["params"]
+        for p in (arith, paths)
+    ]
     assert params[0] == {"seed": 2, "min_steps": 2, "max_steps": 2, "max_operand": 50}
-    assert list(params[1].items()) == [("task", "paths"), ("seed", 2), ("min_terms", 3),
-                                       ("max_terms", 3), ("max_operand", 20)]
+    assert list(params[1].items()) == [
+        ("task", "paths"),
+        ("seed", 2),
+        ("min_terms", 3),
+        ("max_terms", 3),
+        ("max_operand", 20),
+    ]
     assert all("quantities" in json.loads(line) for line in paths["test"].read_text().splitlines())
     expected = r"unknown synthetic task 'trees'; expected one of \('arithmetic', 'paths'\)"
     with pytest.raises(ValueError, match=expected):

@@ -44,19 +44,33 @@ def chain(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("verl_vllm_smoke")
     dump = out / "rollout_dump"
     cmd = [
-        sys.executable, "-m", "pacs.verl_plugin.launch.smoke", "--config", str(CONFIG), "--out", str(out),
-        "--rollout", "vllm", "--device", "cpu",
-        "--", f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
+        sys.executable,
+        "-m",
+        "pacs.verl_plugin.launch.smoke",
+        "--config",
+        str(CONFIG),
+        "--out",
+        str(out),
+        "--rollout",
+        "vllm",
+        "--device",
+        "cpu",
+        "--",
+        f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S, check=False
+        )
     finally:
         ray = Path(sys.executable).parent / "ray"
         subprocess.run([str(ray), "stop", "--force"], capture_output=True, check=False)
     print(proc.stdout)  # the parts' wall times land in the CI log
     if proc.returncode != 0:
-        pytest.fail(f"smoke chain exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"smoke chain exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return out
 
 
@@ -65,12 +79,16 @@ def test_chain_trains_stops_resumes_merges_and_evaluates_with_vllm(chain):
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
     summary = json.loads((chain / "train" / "summary.json").read_text())
     assert summary["resumed_from_step"] == 2
-    metrics = [json.loads(line) for line in (chain / "train" / "metrics.jsonl").read_text().splitlines()]
+    metrics = [
+        json.loads(line) for line in (chain / "train" / "metrics.jsonl").read_text().splitlines()
+    ]
     assert [row["step"] for row in metrics] == [1, 2, 3]
     assert (chain / "train" / "model" / "config.json").is_file()
     launch = json.loads((chain / "train" / "launch.json").read_text())
     assert "actor_rollout_ref.rollout.name=vllm" in launch["command"]
-    samples = [json.loads(line) for line in (chain / "eval" / "samples.jsonl").read_text().splitlines()]
+    samples = [
+        json.loads(line) for line in (chain / "eval" / "samples.jsonl").read_text().splitlines()
+    ]
     bench = (chain / "data" / "test.jsonl").read_text().splitlines()
     assert len(samples) == 2 * len(bench)  # eval.n_samples = 2 per problem
     assert {s["finish_reason"] for s in samples} <= {"stop", "length"}
@@ -96,8 +114,11 @@ def _step_distances(chain: Path, step: int, model) -> dict[str, float]:
     sums = {"vllm_actor": 0.0, "vllm_base": 0.0, "actor_base": 0.0}
     tokens = 0
     for prompt, response, mask, rollout_lp, actor_lp in zip(
-        record["prompts"], record["responses"], record["response_mask"],
-        record["rollout_log_probs"], record["old_log_probs"],
+        record["prompts"],
+        record["responses"],
+        record["response_mask"],
+        record["rollout_log_probs"],
+        record["old_log_probs"],
     ):
         n = int(mask.sum())
         resp = response[:n].long()
@@ -113,7 +134,9 @@ def _step_distances(chain: Path, step: int, model) -> dict[str, float]:
 def test_weight_sync_reaches_the_vllm_rollout(chain):
     from transformers import AutoModelForCausalLM
 
-    base = AutoModelForCausalLM.from_pretrained(chain / "model" / "base", dtype=torch.float32).eval()
+    base = AutoModelForCausalLM.from_pretrained(
+        chain / "model" / "base", dtype=torch.float32
+    ).eval()
     step1, step2 = _step_distances(chain, 1, base), _step_distances(chain, 2, base)
     print({"step1": step1, "step2": step2})
     # Step 1: nothing updated yet; this test's recomputation agrees with the actor's (both fp32),

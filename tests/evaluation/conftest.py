@@ -27,8 +27,14 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("tiny_model")
     tok = build_tokenizer(CORPUS, vocab_size=300)
-    model = build_model(tok, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        num_key_value_heads=1, intermediate_size=64)
+    model = build_model(
+        tok,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=64,
+    )
     with torch.no_grad():
         emb = model.get_input_embeddings().weight
         emb[tok.eos_token_id] *= 40.0

@@ -79,8 +79,11 @@ class EngineDeadError(Exception):
     """vLLM 0.24's ``vllm.v1.engine.exceptions.EngineDeadError``, with its fixed message."""
 
     def __init__(self, *args, suppress_context: bool = False, **kwargs):
-        super().__init__("EngineCore encountered an issue. See stack trace (above) for the root "
-                         "cause.", *args, **kwargs)
+        super().__init__(
+            "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+            *args,
+            **kwargs,
+        )
         self.__suppress_context__ = suppress_context
 
 
@@ -99,8 +102,17 @@ class FakeLLM:
         self.kwargs, self.calls = kwargs, []
         FakeLLM.instances.append(self)
 
-    def generate(self, prompts, sampling_params=None, *, use_tqdm=True, lora_request=None,
-                 priority=None, tokenization_kwargs=None, mm_processor_kwargs=None):
+    def generate(
+        self,
+        prompts,
+        sampling_params=None,
+        *,
+        use_tqdm=True,
+        lora_request=None,
+        priority=None,
+        tokenization_kwargs=None,
+        mm_processor_kwargs=None,
+    ):
         FakeLLM.generate_calls += 1
         if FakeLLM.generate_calls == FakeLLM.die_on_call:
             raise EngineDeadError()
@@ -175,8 +187,22 @@ def test_a_persistent_engine_failure_never_becomes_an_answer(
     FakeLLM.fail = [{0: reason}] * 3  # the first try and both retries
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows[:2])
     out = tmp_path / "samples.jsonl"
-    argv = ["--model", str(tiny_model_dir), "--benchmark-file", str(bench), "--out", str(out),
-            "--backend", "vllm", "--n", "3", "--max-new-tokens", "16", "--batch-size", "3"]
+    argv = [
+        "--model",
+        str(tiny_model_dir),
+        "--benchmark-file",
+        str(bench),
+        "--out",
+        str(out),
+        "--backend",
+        "vllm",
+        "--n",
+        "3",
+        "--max-new-tokens",
+        "16",
+        "--batch-size",
+        "3",
+    ]
     with pytest.raises(RuntimeError, match=r"1 sample\(s\) still ended with an engine failure"):
         generate.main(argv)
     assert not out.exists()  # the failed chunk is not written; the second never started
@@ -186,15 +212,43 @@ def test_grade_refuses_samples_the_engine_failed_on(tmp_path, bench_rows):
     from pacs.evaluation import grade
 
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows[:1])
-    rows = [{"problem_id": "synthetic/0", "sample_idx": j, "response": "\\boxed{3}",
-             "finish_reason": reason, "n_tokens": 4} for j, reason in enumerate(["length", "abort"])]
+    rows = [
+        {
+            "problem_id": "synthetic/0",
+            "sample_idx": j,
+            "response": "\\boxed{3}",
+            "finish_reason": reason,
+            "n_tokens": 4,
+        }
+        for j, reason in enumerate(["length", "abort"])
+    ]
     samples = write_jsonl(tmp_path / "samples.jsonl", rows)
     with pytest.raises(FormatError, match=r"samples.jsonl:2: field 'finish_reason' is 'abort'"):
-        grade.main(["--samples", str(samples), "--benchmark-file", str(bench),
-                    "--out", str(tmp_path / "graded.jsonl"), "--workers", "1"])
+        grade.main(
+            [
+                "--samples",
+                str(samples),
+                "--benchmark-file",
+                str(bench),
+                "--out",
+                str(tmp_path / "graded.jsonl"),
+                "--workers",
+                "1",
+            ]
+        )
     write_jsonl(samples, rows[:1])  # a length-truncated answer is an ordinary answer
-    grade.main(["--samples", str(samples), "--benchmark-file", str(bench),
-                "--out", str(tmp_path / "graded.jsonl"), "--workers", "1"])
+    grade.main(
+        [
+            "--samples",
+            str(samples),
+            "--benchmark-file",
+            str(bench),
+            "--out",
+            str(tmp_path / "graded.jsonl"),
+            "--workers",
+            "1",
+        ]
+    )
     assert read_jsonl(tmp_path / "graded.jsonl")[0]["score"] == 1.0
 
 
@@ -203,19 +257,42 @@ def test_grade_refuses_samples_the_engine_failed_on(tmp_path, bench_rows):
 
 def test_engine_defaults_are_vllms_on_gpu_and_safe_ones_on_cpu():
     assert EngineSettings().llm_kwargs(on_cpu=False) == {
-        "gpu_memory_utilization": 0.9, "tensor_parallel_size": 1}
+        "gpu_memory_utilization": 0.9,
+        "tensor_parallel_size": 1,
+    }
     assert EngineSettings().llm_kwargs(on_cpu=True) == {
-        "gpu_memory_utilization": 0.3, "tensor_parallel_size": 1, "enable_chunked_prefill": False}
-    told = EngineSettings(gpu_memory_utilization=0.5, max_num_batched_tokens=65536,
-                          enable_chunked_prefill=True)
-    expected = {"gpu_memory_utilization": 0.5, "tensor_parallel_size": 1,
-                "enable_chunked_prefill": True, "max_num_batched_tokens": 65536}
+        "gpu_memory_utilization": 0.3,
+        "tensor_parallel_size": 1,
+        "enable_chunked_prefill": False,
+    }
+    told = EngineSettings(
+        gpu_memory_utilization=0.5, max_num_batched_tokens=65536, enable_chunked_prefill=True
+    )
+    expected = {
+        "gpu_memory_utilization": 0.5,
+        "tensor_parallel_size": 1,
+        "enable_chunked_prefill": True,
+        "max_num_batched_tokens": 65536,
+    }
     assert told.llm_kwargs(on_cpu=True) == told.llm_kwargs(on_cpu=False) == expected
 
 
 def _argv(model, bench, out, *extra):
-    return ["--model", str(model), "--benchmark-file", str(bench), "--out", str(out),
-            "--backend", "vllm", "--n", "3", "--max-new-tokens", "16", *extra]
+    return [
+        "--model",
+        str(model),
+        "--benchmark-file",
+        str(bench),
+        "--out",
+        str(out),
+        "--backend",
+        "vllm",
+        "--n",
+        "3",
+        "--max-new-tokens",
+        "16",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -223,26 +300,47 @@ def _argv(model, bench, out, *extra):
     [
         (True, [], {"gpu_memory_utilization": 0.3, "enable_chunked_prefill": False}),
         (False, [], {"gpu_memory_utilization": 0.9}),
-        (True, ["--enable-chunked-prefill", "--max-num-batched-tokens", "65536",
-                "--gpu-memory-utilization", "0.25"],
-         {"gpu_memory_utilization": 0.25, "enable_chunked_prefill": True,
-          "max_num_batched_tokens": 65536}),
-        (False, ["--no-enable-chunked-prefill"],
-         {"gpu_memory_utilization": 0.9, "enable_chunked_prefill": False}),
+        (
+            True,
+            [
+                "--enable-chunked-prefill",
+                "--max-num-batched-tokens",
+                "65536",
+                "--gpu-memory-utilization",
+                "0.25",
+            ],
+            {
+                "gpu_memory_utilization": 0.25,
+                "enable_chunked_prefill": True,
+                "max_num_batched_tokens": 65536,
+            },
+        ),
+        (
+            False,
+            ["--no-enable-chunked-prefill"],
+            {"gpu_memory_utilization": 0.9, "enable_chunked_prefill": False},
+        ),
     ],
 )
-def test_cli_engine_flags_reach_vllm(cpu, flags, expected, fake_vllm, tiny_model_dir, bench_rows,
-                                     tmp_path):
+def test_cli_engine_flags_reach_vllm(
+    cpu, flags, expected, fake_vllm, tiny_model_dir, bench_rows, tmp_path
+):
     fake_vllm.current_platform.cpu = cpu
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows[:2])
     generate.main(_argv(tiny_model_dir, bench, tmp_path / "s.jsonl", *flags))
     (llm,) = FakeLLM.instances
-    assert llm.kwargs == {"enable_prefix_caching": True, "seed": 0, "tensor_parallel_size": 1,
-                          **expected}
+    assert llm.kwargs == {
+        "enable_prefix_caching": True,
+        "seed": 0,
+        "tensor_parallel_size": 1,
+        **expected,
+    }
 
 
-@pytest.mark.parametrize("flag", ["--gpu-memory-utilization 0", "--gpu-memory-utilization 1.5",
-                                  "--max-num-batched-tokens 0"])
+@pytest.mark.parametrize(
+    "flag",
+    ["--gpu-memory-utilization 0", "--gpu-memory-utilization 1.5", "--max-num-batched-tokens 0"],
+)
 def test_cli_rejects_bad_engine_flags(flag, tmp_path, capsys):
     with pytest.raises(SystemExit):
         generate.parse_args(_argv("m", "b.jsonl", tmp_path / "s.jsonl", *flag.split()))
@@ -254,17 +352,22 @@ def test_config_eval_vllm_becomes_the_cli_flags(tmp_path):
 
     paper = load_profile(REPO / "configs" / "paper.yaml").eval.vllm
     assert engine_cli_args(paper) == "--gpu-memory-utilization 0.9"  # GPU: vLLM's defaults
-    cpu = EvalVllmSpec(gpu_memory_utilization=0.3, max_num_batched_tokens=8192,
-                       enable_chunked_prefill=False)
+    cpu = EvalVllmSpec(
+        gpu_memory_utilization=0.3, max_num_batched_tokens=8192, enable_chunked_prefill=False
+    )
     flags = engine_cli_args(cpu)
-    assert flags == ("--gpu-memory-utilization 0.3 --max-num-batched-tokens 8192 "
-                     "--no-enable-chunked-prefill")
+    assert flags == (
+        "--gpu-memory-utilization 0.3 --max-num-batched-tokens 8192 --no-enable-chunked-prefill"
+    )
     args = generate.parse_args(_argv("m", "b.jsonl", tmp_path / "s.jsonl", *flags.split()))
-    assert (args.gpu_memory_utilization, args.max_num_batched_tokens,
-            args.enable_chunked_prefill) == (0.3, 8192, False)
-    assert engine_cli_args(EvalVllmSpec(gpu_memory_utilization=0.9,
-                                        enable_chunked_prefill=True)).endswith(
-        " --enable-chunked-prefill")
+    assert (
+        args.gpu_memory_utilization,
+        args.max_num_batched_tokens,
+        args.enable_chunked_prefill,
+    ) == (0.3, 8192, False)
+    assert engine_cli_args(
+        EvalVllmSpec(gpu_memory_utilization=0.9, enable_chunked_prefill=True)
+    ).endswith(" --enable-chunked-prefill")
 
 
 # ----------------------------------------------------------------------------- dead engine
@@ -290,8 +393,9 @@ def _prompt_tokens(model_dir, row, n) -> int:
 
 
 @pytest.mark.parametrize("cpu", [True, False])
-def test_a_dead_engine_is_named_with_what_to_change(cpu, fake_vllm, tiny_model_dir, bench_rows,
-                                                    tmp_path):
+def test_a_dead_engine_is_named_with_what_to_change(
+    cpu, fake_vllm, tiny_model_dir, bench_rows, tmp_path
+):
     fake_vllm.current_platform.cpu = cpu
     FakeLLM.die_on_call = 3  # problems 0 and 1 (one per chunk) are done, problem 2 kills it
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)
@@ -302,16 +406,21 @@ def test_a_dead_engine_is_named_with_what_to_change(cpu, fake_vllm, tiny_model_d
     assert isinstance(caught.value.__cause__, EngineDeadError)
     assert "EngineDeadError" in msg and "problems 2..2 (1 problems x n=3" in msg
     assert f"Finished chunks are kept in {tmp_path / 'samples.jsonl.partial'}: rerun" in msg
-    cpu_advice = ["--no-enable-chunked-prefill", "--batch-size", "CPU Generator does not use offset",
-                  f"--max-num-batched-tokens N with N >= {_prompt_tokens(tiny_model_dir, bench_rows[2], 3)}"]
+    cpu_advice = [
+        "--no-enable-chunked-prefill",
+        "--batch-size",
+        "CPU Generator does not use offset",
+        f"--max-num-batched-tokens N with N >= {_prompt_tokens(tiny_model_dir, bench_rows[2], 3)}",
+    ]
     assert all((advice in msg) == cpu for advice in cpu_advice), msg
     assert not out.exists()
     partial = read_jsonl(tmp_path / "samples.jsonl.partial")
     assert [r["problem_id"] for r in partial] == ["synthetic/0"] * 3 + ["synthetic/1"] * 3
 
 
-def test_a_dead_engines_run_resumes_with_other_engine_settings(fake_vllm, tiny_model_dir,
-                                                               bench_rows, tmp_path):
+def test_a_dead_engines_run_resumes_with_other_engine_settings(
+    fake_vllm, tiny_model_dir, bench_rows, tmp_path
+):
     """The rerun changes --batch-size and the engine flags the message suggests: the finished
     chunk is kept, and the rows equal an uninterrupted run's (the seeds are per problem)."""
     fake_vllm.current_platform.cpu = True
@@ -320,18 +429,30 @@ def test_a_dead_engines_run_resumes_with_other_engine_settings(fake_vllm, tiny_m
     FakeLLM.instances, FakeLLM.generate_calls, FakeLLM.die_on_call = [], 0, 3
     out = tmp_path / "samples.jsonl"
     with pytest.raises(EngineDied):
-        generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "3",
-                            "--enable-chunked-prefill"))
-    generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "6",
-                        "--no-enable-chunked-prefill", "--max-num-batched-tokens", "65536"))
+        generate.main(
+            _argv(tiny_model_dir, bench, out, "--batch-size", "3", "--enable-chunked-prefill")
+        )
+    generate.main(
+        _argv(
+            tiny_model_dir,
+            bench,
+            out,
+            "--batch-size",
+            "6",
+            "--no-enable-chunked-prefill",
+            "--max-num-batched-tokens",
+            "65536",
+        )
+    )
     rerun = FakeLLM.instances[-1]
     assert [len(call) for call in rerun.calls] == [2, 1]  # chunk [0, 1] kept; [2, 3], [4] made
     assert read_jsonl(out) == read_jsonl(tmp_path / "whole.jsonl")
     assert not (tmp_path / "samples.jsonl.partial").exists()
 
 
-def test_other_errors_of_generate_are_not_called_a_dead_engine(fake_vllm, tiny_model_dir,
-                                                               bench_rows, monkeypatch):
+def test_other_errors_of_generate_are_not_called_a_dead_engine(
+    fake_vllm, tiny_model_dir, bench_rows, monkeypatch
+):
     def refuse(self, prompts, sampling_params=None, **kwargs):
         raise ValueError("prompt too long")
 

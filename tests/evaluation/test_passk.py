@@ -13,13 +13,7 @@ import pytest
 
 from pacs.evaluation import passk
 from pacs.evaluation.io import FormatError
-from pacs.evaluation.passk import (
-    Problem,
-    k_values,
-    maj_correct,
-    majority_vote,
-    pass_at_k,
-)
+from pacs.evaluation.passk import Problem, k_values, maj_correct, majority_vote, pass_at_k
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -16,7 +16,9 @@ def test_plugin_entropy_hand_computed():
     assert P.plugin_entropy([2]) == 0.0
     assert P.plugin_entropy([1, 1]) == pytest.approx(math.log(2))
     assert P.plugin_entropy([1] * 6) == pytest.approx(math.log(6))
-    assert P.plugin_entropy([3, 1]) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    assert P.plugin_entropy([3, 1]) == pytest.approx(
+        -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
+    )
 
 
 def test_pairwise_disagreement_hand_computed():
@@ -34,8 +36,10 @@ def _compositions(m, k):
 
 def _multinomial(counts, probs):
     m = sum(counts)
-    return math.exp(math.lgamma(m + 1) + sum(c * math.log(p) - math.lgamma(c + 1)
-                                             for c, p in zip(counts, probs)))
+    return math.exp(
+        math.lgamma(m + 1)
+        + sum(c * math.log(p) - math.lgamma(c + 1) for c, p in zip(counts, probs))
+    )
 
 
 @pytest.mark.parametrize("m", [2, 3, 5])
@@ -61,21 +65,34 @@ def test_problem_stats_subsample_uses_the_first_responses():
     s = P.problem_stats(paths, subsample=2)
     assert s["path_entropy_sub"] == 0.0  # the first two agree
     assert s["path_diversity"] == pytest.approx(1 - (2 + 6) / 20)
-    assert P.problem_stats(paths[:1], 2) == {"path_diversity": None, "path_entropy": None,
-                                             "path_entropy_sub": None}
+    assert P.problem_stats(paths[:1], 2) == {
+        "path_diversity": None,
+        "path_entropy": None,
+        "path_entropy_sub": None,
+    }
 
 
 def test_rollout_path_stats_hand_computed():
     q = [[1, 2, 3]] * 4 + [[4, 5, 6]] * 4
-    texts = ["1+2=3. 3+3=6.", "2+1=3. 3+3=6.", "1+2=3. 3+3=6.", "wrong",
-             "4+5=9. 9+6=15.", "4+5=9. 9+6=15.", "nonsense", "x"]
+    texts = [
+        "1+2=3. 3+3=6.",
+        "2+1=3. 3+3=6.",
+        "1+2=3. 3+3=6.",
+        "wrong",
+        "4+5=9. 9+6=15.",
+        "4+5=9. 9+6=15.",
+        "nonsense",
+        "x",
+    ]
     scores = [1, 1, 1, 0, 1, 1, 1, 0]  # group 2's third correct response has no path
     out = P.rollout_path_stats(texts, scores, q, 4)
     assert out["path_diversity"] == pytest.approx((2 / 3 + 0.0) / 2)
     h1 = -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))
     assert out["path_entropy"] == pytest.approx(h1 / 2)
     assert P.rollout_path_stats(texts[:4], [0, 0, 0, 0], q[:4], 4) == {
-        "path_diversity": None, "path_entropy": None}
+        "path_diversity": None,
+        "path_entropy": None,
+    }
 
 
 def _write(path, rows):
@@ -83,17 +100,52 @@ def _write(path, rows):
 
 
 def test_stage_end_to_end(tmp_path):
-    _write(tmp_path / "test.jsonl", [{"problem_id": "a", "quantities": [1, 2, 3]},
-                                     {"problem_id": "b", "quantities": [4, 5, 6]}])
-    texts = {("a", 0): "1+2=3. 3+3=6.", ("a", 1): "3+2=5. 5+1=6.", ("a", 2): "6",
-             ("b", 0): "4+5=9. 9+6=15.", ("b", 1): "x"}
+    _write(
+        tmp_path / "test.jsonl",
+        [
+            {"problem_id": "a", "quantities": [1, 2, 3]},
+            {"problem_id": "b", "quantities": [4, 5, 6]},
+        ],
+    )
+    texts = {
+        ("a", 0): "1+2=3. 3+3=6.",
+        ("a", 1): "3+2=5. 5+1=6.",
+        ("a", 2): "6",
+        ("b", 0): "4+5=9. 9+6=15.",
+        ("b", 1): "x",
+    }
     scores = {("a", 0): 1, ("a", 1): 1, ("a", 2): 1, ("b", 0): 1, ("b", 1): 0}
-    _write(tmp_path / "graded.jsonl", [{"problem_id": p, "sample_idx": i, "response": t,
-                                        "score": scores[p, i]} for (p, i), t in texts.items()])
-    doc = P.main(["--graded", str(tmp_path / "graded.jsonl"), "--benchmark-file",
-                  str(tmp_path / "test.jsonl"), "--out", str(tmp_path / "paths.json"),
-                  "--model", "tiny", "--run", "pacs", "--seed", "0", "--subsample", "2"])
-    assert doc["per_problem"]["a"] == {"n": 3, "c": 3, "paths": ["1-2-3", "3-2-1"], "unparsed_correct": 1}
+    _write(
+        tmp_path / "graded.jsonl",
+        [
+            {"problem_id": p, "sample_idx": i, "response": t, "score": scores[p, i]}
+            for (p, i), t in texts.items()
+        ],
+    )
+    doc = P.main(
+        [
+            "--graded",
+            str(tmp_path / "graded.jsonl"),
+            "--benchmark-file",
+            str(tmp_path / "test.jsonl"),
+            "--out",
+            str(tmp_path / "paths.json"),
+            "--model",
+            "tiny",
+            "--run",
+            "pacs",
+            "--seed",
+            "0",
+            "--subsample",
+            "2",
+        ]
+    )
+    assert doc["per_problem"]["a"] == {
+        "n": 3,
+        "c": 3,
+        "paths": ["1-2-3", "3-2-1"],
+        "unparsed_correct": 1,
+    }
     assert doc["path_diversity"] == 1.0 and doc["path_diversity_problems"] == 1
     assert doc["path_entropy"] == pytest.approx(math.log(2))
     assert doc["n_correct"] == 4 and doc["unparsed_correct"] == 1
@@ -101,8 +153,10 @@ def test_stage_end_to_end(tmp_path):
 
 
 def test_stage_names_file_and_line_of_a_bad_row(tmp_path):
-    _write(tmp_path / "test.jsonl", [{"problem_id": "a", "quantities": [1, 2]},
-                                     {"problem_id": "b", "quantities": "12"}])
+    _write(
+        tmp_path / "test.jsonl",
+        [{"problem_id": "a", "quantities": [1, 2]}, {"problem_id": "b", "quantities": "12"}],
+    )
     with pytest.raises(P.FormatError, match=r"test.jsonl:2: field 'quantities'"):
         P.load_quantities(tmp_path / "test.jsonl")
 

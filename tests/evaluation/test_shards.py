@@ -31,27 +31,73 @@ def test_shard_ranges_tile_the_benchmark():
     parts = [shards.shard_range(k, 2, 5) for k in range(3)]
     assert [list(p) for p in parts] == [[0, 1], [2, 3], [4]]
     assert list(shards.shard_range(3, 2, 5)) == [] and list(shards.shard_range(0, None, 5)) == [
-        0, 1, 2, 3, 4,
+        0,
+        1,
+        2,
+        3,
+        4,
     ]
 
 
 def _argv(model: Path, bench: Path, out: Path, *extra: str) -> list[str]:
-    return ["--model", str(model), "--benchmark-file", str(bench), "--out", str(out),
-            "--backend", "hf", "--n", "2", "--temperature", "1.0", "--top-p", "0.95",
-            "--max-new-tokens", "8", "--seed", "3", "--batch-size", "4", "--device", "cpu",
-            *extra]
+    return [
+        "--model",
+        str(model),
+        "--benchmark-file",
+        str(bench),
+        "--out",
+        str(out),
+        "--backend",
+        "hf",
+        "--n",
+        "2",
+        "--temperature",
+        "1.0",
+        "--top-p",
+        "0.95",
+        "--max-new-tokens",
+        "8",
+        "--seed",
+        "3",
+        "--batch-size",
+        "4",
+        "--device",
+        "cpu",
+        *extra,
+    ]
 
 
 def test_gathered_shards_equal_the_unsharded_run(tiny_model_dir, bench_rows, tmp_path):
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)  # 5 problems; hf chunk = 4 // 2 = 2
     whole = generate.main(_argv(tiny_model_dir, bench, tmp_path / "whole.jsonl"))
     parts = [
-        generate.main(_argv(tiny_model_dir, bench, tmp_path / f"shard{k}.jsonl",
-                            "--shard-size", "2", "--shard-index", str(k)))
+        generate.main(
+            _argv(
+                tiny_model_dir,
+                bench,
+                tmp_path / f"shard{k}.jsonl",
+                "--shard-size",
+                "2",
+                "--shard-index",
+                str(k),
+            )
+        )
         for k in range(3)
     ]
-    merged = shards.main(["gather", *map(str, parts), "--benchmark-file", str(bench), "--n", "2",
-                          "--shard-size", "2", "--out", str(tmp_path / "samples.jsonl")])
+    merged = shards.main(
+        [
+            "gather",
+            *map(str, parts),
+            "--benchmark-file",
+            str(bench),
+            "--n",
+            "2",
+            "--shard-size",
+            "2",
+            "--out",
+            str(tmp_path / "samples.jsonl"),
+        ]
+    )
     assert merged.read_bytes() == whole.read_bytes()
     assert len(whole.read_text().splitlines()) == 10
     responses = {json.loads(line)["response"] for line in whole.read_text().splitlines()}
@@ -66,19 +112,38 @@ def test_hf_shard_must_start_at_a_chunk_boundary(tiny_model_dir, bench_rows, tmp
 
 def test_a_shard_past_the_end_is_empty_and_loads_no_model(bench_rows, tmp_path):
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)
-    out = generate.main(_argv(tmp_path / "no-model", bench, tmp_path / "s.jsonl",
-                              "--shard-size", "6", "--shard-index", "1"))
+    out = generate.main(
+        _argv(
+            tmp_path / "no-model",
+            bench,
+            tmp_path / "s.jsonl",
+            "--shard-size",
+            "6",
+            "--shard-index",
+            "1",
+        )
+    )
     assert out.read_text() == ""
 
 
 def test_gather_refuses_a_shard_missing_a_problem_and_a_wrong_count(bench_rows, tmp_path):
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows[:3])
     row = {"response": "x", "finish_reason": "stop", "n_tokens": 1}
-    first = write_jsonl(tmp_path / "0.jsonl", [
-        {"problem_id": f"synthetic/{i}", "sample_idx": j, **row} for i in (0, 1) for j in (0, 1)])
+    first = write_jsonl(
+        tmp_path / "0.jsonl",
+        [{"problem_id": f"synthetic/{i}", "sample_idx": j, **row} for i in (0, 1) for j in (0, 1)],
+    )
     second = write_jsonl(tmp_path / "1.jsonl", [])
-    args = ["--benchmark-file", str(bench), "--n", "2", "--shard-size", "2",
-            "--out", str(tmp_path / "samples.jsonl")]
+    args = [
+        "--benchmark-file",
+        str(bench),
+        "--n",
+        "2",
+        "--shard-size",
+        "2",
+        "--out",
+        str(tmp_path / "samples.jsonl"),
+    ]
     with pytest.raises(FormatError, match=r"1.jsonl:1: .*expected \('synthetic/2', 0\)"):
         shards.main(["gather", str(first), str(second), *args])
     with pytest.raises(ValueError, match="make 2 shard"):
@@ -119,4 +184,6 @@ def test_curve_n_samples_defaults_to_n_samples():
     assert parse_profile(raw).eval.curve_samples == 32
     del raw["eval"]["curve_n_samples"]
     spec = parse_profile(raw)
-    assert spec.eval.curve_n_samples is None and spec.eval.curve_samples == spec.eval.n_samples == 256
+    assert (
+        spec.eval.curve_n_samples is None and spec.eval.curve_samples == spec.eval.n_samples == 256
+    )

@@ -18,7 +18,9 @@ def test_fetch_pins_the_commit_and_writes_the_marker_last(tmp_path):
         (out / "config.json").write_text("{}")
 
     out = tmp_path / "hub" / "qwen3_8b"
-    info = fetch.fetch("Qwen/Qwen3-8B", "main", out, resolve=lambda r, v: "abc123", download=download)
+    info = fetch.fetch(
+        "Qwen/Qwen3-8B", "main", out, resolve=lambda r, v: "abc123", download=download
+    )
     assert seen["args"] == ("Qwen/Qwen3-8B", "abc123", out)
     assert info == {"repo_id": "Qwen/Qwen3-8B", "revision": "main", "commit": "abc123"}
     assert json.loads((out / fetch.MARKER).read_text()) == info

@@ -15,13 +15,23 @@ from pacs.config import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
 SCIENCE = REPO / "configs" / "science.yaml"
-ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-       "HF_HUB_OFFLINE": "1"}
+ENV = {
+    **os.environ,
+    "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    "HF_HUB_OFFLINE": "1",
+}
 
 
 def snakemake(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_science_config_is_the_designed_matrix():
@@ -30,7 +40,9 @@ def test_science_config_is_the_designed_matrix():
     assert len(runs) == 10 and len(spec.matrix.train_jobs) == 50
     seeds = {name: spec.seeds_of(run) for name, run in runs.items()}
     assert all(s == seeds["pacs"] and len(s) >= 5 for s in seeds.values())  # paired, >= 5 seeds
-    refs = {(r.method.ref, r.method.ref_reset_every) for r in runs.values() if r.method.name == "pacs"}
+    refs = {
+        (r.method.ref, r.method.ref_reset_every) for r in runs.values() if r.method.name == "pacs"
+    }
     assert ("rollout", None) in refs and ("fixed", None) in refs
     assert any(mode == "periodic" and k > 1 for mode, k in refs)
     assert {r.method.name for r in runs.values()} == {"pacs", "grpo", "ppo"}
@@ -58,8 +70,17 @@ def _shrunken(work: Path) -> Path:
     cfg["profile"] = "science_mini"
     cfg["models"]["tiny"]["sft"]["steps"] = 60
     cfg["data"]["synthetic"].update({"n_sft": 400, "n_train": 64, "n_test": 12})
-    cfg["train"].update({"steps": 4, "prompts_per_step": 4, "group_size": 4, "mini_batches": 2,
-                         "eval_problems": 4, "eval_samples": 2, "save_every": 4})
+    cfg["train"].update(
+        {
+            "steps": 4,
+            "prompts_per_step": 4,
+            "group_size": 4,
+            "mini_batches": 2,
+            "eval_problems": 4,
+            "eval_samples": 2,
+            "save_every": 4,
+        }
+    )
     keep = ["pacs", "grpo", "pacs_ref_fixed", "pacs_beta2"]
     cfg["runs"] = {k: v for k, v in cfg["runs"].items() if k in keep}
     cfg["seeds"] = {"main": [0, 1], "ablation": [0, 1]}
@@ -85,5 +106,7 @@ def test_shrunken_science_profile_end_to_end(workflow_copy):
     assert (out / "figures" / "claims_curves.png").stat().st_size > 0
     readme = (out / "README.md").read_text()
     assert "tables/claims.md" in readme and "figures/claims_curves.png" in readme
-    metrics = pd.read_json(workflow_copy / "results/science_mini/train/tiny/pacs/seed0/metrics.jsonl", lines=True)
+    metrics = pd.read_json(
+        workflow_copy / "results/science_mini/train/tiny/pacs/seed0/metrics.jsonl", lines=True
+    )
     assert {"path_diversity", "path_entropy"} <= set(metrics.columns)

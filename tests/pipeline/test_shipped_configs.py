@@ -27,11 +27,19 @@ TRAIN_RULE = {"tiny": "train_tiny", "verl": "train_verl"}
 
 
 def snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-           "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "HF_HUB_OFFLINE": "1",
+    }
     return subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -44,8 +52,9 @@ def job_counts(output: str) -> dict[str, int]:
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_every_shipped_config_builds_its_dag(path, workflow_copy):
     profile = load_profile(path)
-    result = snakemake("-n", "-p", "--cores", "1", "--configfile", f"configs/{path.name}",
-                       cwd=workflow_copy)
+    result = snakemake(
+        "-n", "-p", "--cores", "1", "--configfile", f"configs/{path.name}", cwd=workflow_copy
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     jobs = job_counts(result.stdout)
     assert jobs[TRAIN_RULE[profile.engine]] == len(profile.matrix.train_jobs), jobs
@@ -53,8 +62,9 @@ def test_every_shipped_config_builds_its_dag(path, workflow_copy):
 
 def test_verl_smoke_dag_fetches_nothing_from_the_hub(workflow_copy):
     """Defect 8: verl_smoke's DAG builds, and every fetch_hub job copies a local folder."""
-    result = snakemake("-n", "-p", "--cores", "1", "--configfile", "configs/verl_smoke.yaml",
-                       cwd=workflow_copy)
+    result = snakemake(
+        "-n", "-p", "--cores", "1", "--configfile", "configs/verl_smoke.yaml", cwd=workflow_copy
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fetched = re.findall(r"python -m pacs\.fetch --repo-id (\S+)", result.stdout)
     assert fetched == ["results/verl_smoke/model/base"], fetched
@@ -64,8 +74,9 @@ def test_verl_smoke_dag_fetches_nothing_from_the_hub(workflow_copy):
 
 def test_smoke_config_dry_runs_through_the_local_slurm_profile(local_slurm_workflow):
     """What tests/slurm/test_smoke_dag.py submits to the local cluster, planned without it."""
-    result = snakemake("-n", "--profile", "slurm", "--configfile", "configs/smoke.yaml",
-                       cwd=local_slurm_workflow)
+    result = snakemake(
+        "-n", "--profile", "slurm", "--configfile", "configs/smoke.yaml", cwd=local_slurm_workflow
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert job_counts(result.stdout)["train_tiny"] == len(
         load_profile(REPO / "configs" / "smoke.yaml").matrix.train_jobs

@@ -24,13 +24,29 @@ pytestmark = pytest.mark.slow
 
 def snakemake(cwd: Path, *args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml", *args],
-        cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout, check=False,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            "2",
+            "--configfile",
+            "configs/smoke.yaml",
+            *args,
+        ],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
 def failed_job_logs(work: Path) -> str:
-    logs = sorted((work / "results" / "smoke" / "logs").rglob("*.log"), key=lambda p: p.stat().st_mtime)
+    logs = sorted(
+        (work / "results" / "smoke" / "logs").rglob("*.log"), key=lambda p: p.stat().st_mtime
+    )
     return "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in logs[-3:])
 
 
@@ -50,17 +66,37 @@ def smoke(tmp_path_factory) -> Path:
 def test_every_table_and_figure_exists_and_is_not_empty(smoke):
     out = smoke / "paper_figures" / "smoke"
     readme = (out / "README.md").read_text()
-    expected = [f"tables/{t}.{ext}" for t in ("table1_pass1", "table2_6_passk", "table9_13_score_ablation",
-                                              "table_beta_ablation", "table3_diversity", "table_runtime")
-                for ext in ("csv", "md", "tex")]
-    expected += [f"figures/{f}.{ext}" for f in ("fig3_eval_curve", "fig4_beta_ablation", "fig5a_entropy",
-                                                "fig5b_pca_tiny_synthetic", "fig6_ood", "passk_curves_tiny")
-                 for ext in ("png", "pdf")]
+    expected = [
+        f"tables/{t}.{ext}"
+        for t in (
+            "table1_pass1",
+            "table2_6_passk",
+            "table9_13_score_ablation",
+            "table_beta_ablation",
+            "table3_diversity",
+            "table_runtime",
+        )
+        for ext in ("csv", "md", "tex")
+    ]
+    expected += [
+        f"figures/{f}.{ext}"
+        for f in (
+            "fig3_eval_curve",
+            "fig4_beta_ablation",
+            "fig5a_entropy",
+            "fig5b_pca_tiny_synthetic",
+            "fig6_ood",
+            "passk_curves_tiny",
+        )
+        for ext in ("png", "pdf")
+    ]
     for rel in expected:
         path = out / rel
         assert path.is_file() and path.stat().st_size > 0, rel
         assert rel in readme, f"README does not list {rel}"
-    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "README.md"}
+    written = {
+        str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "README.md"
+    }
     assert all(rel in readme for rel in written)
 
 
@@ -70,8 +106,12 @@ def test_passk_table_equals_the_json_it_came_from(smoke):
     for path in (smoke / "results" / "smoke" / "eval").glob("*/*/seed*/*/passk.json"):
         data = json.loads(path.read_text())
         for entry in data["pass_at_k"]:
-            rows = table[(table.model == data["model"]) & (table.run == data["run"])
-                         & (table.benchmark == data["benchmark"]) & (table.k == entry["k"])]
+            rows = table[
+                (table.model == data["model"])
+                & (table.run == data["run"])
+                & (table.benchmark == data["benchmark"])
+                & (table.k == entry["k"])
+            ]
             if rows.empty:
                 continue
             assert rows.mean_pct.iloc[0] == pytest.approx(100 * entry["value"], abs=1e-6)
@@ -103,8 +143,9 @@ def test_notebook_executes_on_smoke_results(smoke):
     nb.cells.append(nbformat.v4.new_code_cell("print(browser.page_html.value)"))
     os.environ["PACS_RESULTS"] = str(smoke / "results" / "smoke")
     try:
-        NotebookClient(nb, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": str(smoke)}}).execute()
+        NotebookClient(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(smoke)}}
+        ).execute()
     finally:
         os.environ.pop("PACS_RESULTS")
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
@@ -112,7 +153,17 @@ def test_notebook_executes_on_smoke_results(smoke):
     text = "".join(o.get("text", "") for o in outputs)
     assert "tiny / synthetic: pacs better on" in text and "sign test p =" in text
     assert "tiny · synthetic · pacs seed 0 — page 1 of" in text
-    graded = smoke / "results" / "smoke" / "eval" / "tiny" / "pacs" / "seed0" / "synthetic" / "graded.jsonl"
+    graded = (
+        smoke
+        / "results"
+        / "smoke"
+        / "eval"
+        / "tiny"
+        / "pacs"
+        / "seed0"
+        / "synthetic"
+        / "graded.jsonl"
+    )
     rows = [json.loads(line) for line in graded.read_text().splitlines()]
     first = min(rows, key=lambda r: (r["problem_id"], r["sample_idx"]))  # the browser's order
     assert f"<b>{first['problem_id']}</b> · sample {first['sample_idx']} · " in text

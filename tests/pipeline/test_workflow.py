@@ -27,7 +27,12 @@ def snakemake(*args: str, cwd: Path, timeout: int = 300) -> subprocess.Completed
     env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -42,7 +47,9 @@ def dry_run_jobs(output: str) -> list[dict]:
         for key in ("wildcards", "resources"):
             line = re.search(rf"^\s+{key}: (.*)$", block, re.MULTILINE)
             if line:
-                job[key] = dict(kv.split("=", 1) for kv in re.split(r",\s*", line.group(1)) if "=" in kv)
+                job[key] = dict(
+                    kv.split("=", 1) for kv in re.split(r",\s*", line.group(1)) if "=" in kv
+                )
         jobs.append(job)
     return jobs
 
@@ -65,8 +72,12 @@ def eval_job(job: dict) -> dict | None:
     parts = job["wildcards"]["tree"].split("/")
     if parts[0] != "eval":
         return None
-    return {"model": parts[1], "run": parts[2], "seed": parts[3].removeprefix("seed"),
-            "benchmark": parts[4]}
+    return {
+        "model": parts[1],
+        "run": parts[2],
+        "seed": parts[3].removeprefix("seed"),
+        "benchmark": parts[4],
+    }
 
 
 def test_lint_passes(workflow_copy):
@@ -79,17 +90,30 @@ def test_tiny_dry_run_covers_the_matrix(workflow_copy):
     result = snakemake("-n", "--cores", "2", cwd=workflow_copy)
     assert result.returncode == 0, result.stderr
     jobs = dry_run_jobs(result.stdout)
-    trained = {(j["wildcards"]["model"], j["wildcards"]["run"], j["wildcards"]["seed"]) for j in jobs if j["rule"] == "train_tiny"}
+    trained = {
+        (j["wildcards"]["model"], j["wildcards"]["run"], j["wildcards"]["seed"])
+        for j in jobs
+        if j["rule"] == "train_tiny"
+    }
     assert trained == expected_train_jobs(REPO / "configs" / "default.yaml")
-    evaluated = {(e["run"], e["seed"]) for j in jobs if j["rule"] == "generate" and (e := eval_job(j))}
+    evaluated = {
+        (e["run"], e["seed"]) for j in jobs if j["rule"] == "generate" and (e := eval_job(j))
+    }
     assert ("base", "0") in evaluated and len(evaluated) == len(trained) + 1
     assert sum(j["rule"] == "report" for j in jobs) == 1
 
 
 # Problems per benchmark (the real files' sizes; LiveCodeBench: a window of 279 problems). The
 # number of generate shards follows from them (prepare_eval is a checkpoint), as after `make fetch`.
-PAPER_BENCHMARK_SIZES = {"math500": 500, "amc23": 40, "aime24": 30, "aime25": 30, "beyondaime": 100,
-                         "livecodebench": 279, "gpqa": 198}
+PAPER_BENCHMARK_SIZES = {
+    "math500": 500,
+    "amc23": 40,
+    "aime24": 30,
+    "aime25": 30,
+    "beyondaime": 100,
+    "livecodebench": 279,
+    "gpqa": 198,
+}
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +124,9 @@ def paper_dry_run_text(workflow_copy) -> str:
     eval_dir = workflow_copy / "results" / "paper" / "data" / "eval"
     eval_dir.mkdir(parents=True, exist_ok=True)
     for name, size in PAPER_BENCHMARK_SIZES.items():
-        (eval_dir / f"{name}.jsonl").write_text("".join(f'{{"problem_id": "{name}/{i}"}}\n' for i in range(size)))
+        (eval_dir / f"{name}.jsonl").write_text(
+            "".join(f'{{"problem_id": "{name}/{i}"}}\n' for i in range(size))
+        )
     result = snakemake("-n", "--profile", "slurm", cwd=workflow_copy)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
@@ -185,12 +211,17 @@ def test_paper_generation_is_sharded_to_fit_its_time_limit(paper_dry_run):
 
 def test_paper_shell_commands_carry_shards_and_curve_n(paper_dry_run_text):
     assert "--shard-index 5 --shard-size 92 " in paper_dry_run_text
-    curve = [line for line in paper_dry_run_text.splitlines()
-             if "pacs.evaluation.generate" in line and "/curve/" in line]
+    curve = [
+        line
+        for line in paper_dry_run_text.splitlines()
+        if "pacs.evaluation.generate" in line and "/curve/" in line
+    ]
     assert curve and all(" --n 32 " in line for line in curve)
 
 
-def test_every_verl_training_job_waits_for_the_compute_node_preflight(paper_dry_run, paper_dry_run_text):
+def test_every_verl_training_job_waits_for_the_compute_node_preflight(
+    paper_dry_run, paper_dry_run_text
+):
     (pre,) = [j for j in paper_dry_run if j["rule"] == "preflight"]
     assert pre["resources"]["gres"] == "gpu:h200:8" and pre["resources"]["cpus_per_task"] == "96"
     assert "python -m pacs.preflight --config results/paper/config.yaml" in paper_dry_run_text
@@ -226,7 +257,9 @@ def test_training_reads_the_fetched_model(paper_dry_run_text, tmp_path, capsys):
     launcher gives verl that folder (absolute) instead of the hub id."""
     from pacs.verl_plugin.launch import train
 
-    commands = [c for c in paper_dry_run_text.splitlines() if "python -m pacs.verl_plugin.launch.train" in c]
+    commands = [
+        c for c in paper_dry_run_text.splitlines() if "python -m pacs.verl_plugin.launch.train" in c
+    ]
     assert commands
     for command in commands:
         found = re.search(r"--model (\S+) --model-path (\S+) ", command)
@@ -234,9 +267,26 @@ def test_training_reads_the_fetched_model(paper_dry_run_text, tmp_path, capsys):
     cwd = os.getcwd()
     try:
         os.chdir(tmp_path)
-        assert train.main(["--dry-run", "--device", "cuda", "--config", str(REPO / "configs/paper.yaml"),
-                           "--run", "ppo", "--model", "qwen3_8b", "--ray-address", "h:1",
-                           "--model-path", "results/paper/hub/qwen3_8b"]) == 0
+        assert (
+            train.main(
+                [
+                    "--dry-run",
+                    "--device",
+                    "cuda",
+                    "--config",
+                    str(REPO / "configs/paper.yaml"),
+                    "--run",
+                    "ppo",
+                    "--model",
+                    "qwen3_8b",
+                    "--ray-address",
+                    "h:1",
+                    "--model-path",
+                    "results/paper/hub/qwen3_8b",
+                ]
+            )
+            == 0
+        )
     finally:
         os.chdir(cwd)
     line = capsys.readouterr().out
@@ -273,8 +323,9 @@ def test_nested_config_overrides_are_typed_like_top_level_ones(workflow_copy):
     result = snakemake("-n", "-p", "--cores", "2", "--config", nested, cwd=workflow_copy)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "rule sft_tiny_base:" in result.stdout
-    typo = snakemake("-n", "--cores", "2", "--config", "models={tiny: {sft: {stepz: 151}}}",
-                     cwd=workflow_copy)
+    typo = snakemake(
+        "-n", "--cores", "2", "--config", "models={tiny: {sft: {stepz: 151}}}", cwd=workflow_copy
+    )
     assert typo.returncode != 0
     assert "models.tiny.sft.stepz: unknown key; did you mean 'steps'?" in typo.stdout + typo.stderr
 
@@ -299,9 +350,13 @@ def test_fig5b_problem_sample_comes_from_the_config(paper_dry_run_text, workflow
     """diversity.pca_problems / pca_seed reach the diversity command; null means every problem."""
     paper = yaml.safe_load((REPO / "configs" / "paper.yaml").read_text())["diversity"]
     expected = f"--pca-problems {paper['pca_problems']} --pca-seed {paper['pca_seed']}"
-    commands = [line for line in paper_dry_run_text.splitlines() if "pacs.evaluation.diversity" in line]
+    commands = [
+        line for line in paper_dry_run_text.splitlines() if "pacs.evaluation.diversity" in line
+    ]
     assert commands and all(expected in c for c in commands), commands[:1]
-    smoke = snakemake("-n", "-p", "--cores", "2", "--configfile", "configs/smoke.yaml", cwd=workflow_copy)
+    smoke = snakemake(
+        "-n", "-p", "--cores", "2", "--configfile", "configs/smoke.yaml", cwd=workflow_copy
+    )
     assert smoke.returncode == 0, smoke.stderr
     smoke_cmds = [c for c in smoke.stdout.splitlines() if "pacs.evaluation.diversity" in c]
     assert smoke_cmds and all("--pca-problems" not in c and "--pca-seed 0" in c for c in smoke_cmds)

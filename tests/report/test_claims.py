@@ -15,7 +15,6 @@ from pacs.config import ClaimsSpec, load_config, parse_profile
 from pacs.report import claims as C
 from pacs.report.__main__ import build_report
 
-
 # ----------------------------------------------------------------------------- statistics
 
 
@@ -52,8 +51,15 @@ def test_seed_resampling_counts():
     assert res.se == pytest.approx(math.sqrt(2 / 4), rel=0.08)  # sd of 4 seeds / sqrt(4), ddof 0
 
 
-@pytest.mark.parametrize(("lo", "hi", "want"), [(0.1, 2.0, "holds"), (-2.0, -0.1, "reversed"),
-                                                 (-0.1, 0.2, "not separable"), (0.0, 1.0, "not separable")])
+@pytest.mark.parametrize(
+    ("lo", "hi", "want"),
+    [
+        (0.1, 2.0, "holds"),
+        (-2.0, -0.1, "reversed"),
+        (-0.1, 0.2, "not separable"),
+        (0.0, 1.0, "not separable"),
+    ],
+)
 def test_verdict(lo, hi, want):
     assert C.verdict(lo, hi) == want
 
@@ -80,9 +86,15 @@ def _ci(res):
 
 
 def test_claim_verdicts_aggregate():
-    table = pd.DataFrame({"claim": ["C1", "C1", "C3", "C3", "C5", "C6"],
-                          "verdict": ["holds", "holds", "holds", "not separable", "holds", "reversed"]})
-    got = C.claim_verdicts(pd.concat([table, pd.DataFrame({"claim": ["C5"], "verdict": ["reversed"]})]))
+    table = pd.DataFrame(
+        {
+            "claim": ["C1", "C1", "C3", "C3", "C5", "C6"],
+            "verdict": ["holds", "holds", "holds", "not separable", "holds", "reversed"],
+        }
+    )
+    got = C.claim_verdicts(
+        pd.concat([table, pd.DataFrame({"claim": ["C5"], "verdict": ["reversed"]})])
+    )
     verdicts = dict(zip(got["claim"], got["verdict"]))
     assert verdicts["C1"] == "holds" and verdicts["C5"] == "mixed" and verdicts["C6"] == "reversed"
     assert verdicts["C3"].startswith("partly")
@@ -113,22 +125,44 @@ def _tree(root, rng):
                 per[f"p{q}"] = {"n": N, "c": c, "paths": paths, "unparsed_correct": 0}
             out = root / f"eval/tiny/{run}/seed{seed}/synthetic"
             out.mkdir(parents=True)
-            (out / "paths.json").write_text(json.dumps(
-                {"benchmark": "synthetic", "model": "tiny", "run": run, "seed": seed, "per_problem": per}))
+            (out / "paths.json").write_text(
+                json.dumps(
+                    {
+                        "benchmark": "synthetic",
+                        "model": "tiny",
+                        "run": run,
+                        "seed": seed,
+                        "per_problem": per,
+                    }
+                )
+            )
             train = root / f"train/tiny/{run}/seed{seed}"
             train.mkdir(parents=True)
-            rows = [{"step": s, "entropy": ENTROPY[run] + rng.normal(0, 0.02),
-                     "path_diversity": 0.5, "path_entropy": 0.7} for s in range(1, STEPS + 1)]
+            rows = [
+                {
+                    "step": s,
+                    "entropy": ENTROPY[run] + rng.normal(0, 0.02),
+                    "path_diversity": 0.5,
+                    "path_entropy": 0.7,
+                }
+                for s in range(1, STEPS + 1)
+            ]
             (train / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 @pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
     _tree(tmp_path / "results", np.random.default_rng(0))
-    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS},
-           "claims": {"bootstrap": 300}}
+    cfg = {
+        **load_config(SCIENCE),
+        "runs": RUNS,
+        "seeds": {"main": SEEDS, "ablation": SEEDS},
+        "claims": {"bootstrap": 300},
+    }
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    log = build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=figures)
+    log = build_report(
+        tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=figures
+    )
     table = pd.read_csv(tmp_path / "out/tables/claims.csv")
     got = {(r.claim, r.run_b, r.metric.split(" ")[0]): r for r in table.itertuples()}
     assert got["C1", "grpo", "pass@1"].verdict == "holds"
@@ -138,7 +172,9 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
     assert got["C4", "grpo", "path"].verdict == "holds"
     assert got["C7", "pacs_beta2", "pass@1"].verdict == "not separable"  # same skill
     ref = table[(table.claim == "C3-ref")].set_index("run_b")
-    assert ref.loc["grpo", "verdict"] == "not separable" and ref.loc["pacs", "verdict"] == "reversed"
+    assert (
+        ref.loc["grpo", "verdict"] == "not separable" and ref.loc["pacs", "verdict"] == "reversed"
+    )
     assert (table["seeds"] == 5).all()
     md = (tmp_path / "out/tables/claims.md").read_text()
     assert "| C1 | 1 | holds |" in md and "| C7 | 1 | not separable |" in md
@@ -164,11 +200,36 @@ def test_no_claims_section_no_claims_table(tmp_path):
 
 
 def test_a_comparison_without_data_is_listed_not_dropped():
-    table = pd.DataFrame([{"claim": "C1", "statement": "s", "metric": "pass@1 (%)", "run_a": "a",
-                           "run_b": "b", "seeds": 2, "problems": 3, "mean_a": 1.0, "mean_b": 0.5,
-                           "diff": 0.5, "ci_low": 0.1, "ci_high": 0.9, "mde": 0.3, "verdict": "holds"},
-                          {"claim": "C4", "statement": "more path-diverse", "metric": "path diversity",
-                           "run_a": "a", "run_b": "b", "seeds": 0, "problems": 0, "verdict": C.NO_DATA}])
+    table = pd.DataFrame(
+        [
+            {
+                "claim": "C1",
+                "statement": "s",
+                "metric": "pass@1 (%)",
+                "run_a": "a",
+                "run_b": "b",
+                "seeds": 2,
+                "problems": 3,
+                "mean_a": 1.0,
+                "mean_b": 0.5,
+                "diff": 0.5,
+                "ci_low": 0.1,
+                "ci_high": 0.9,
+                "mde": 0.3,
+                "verdict": "holds",
+            },
+            {
+                "claim": "C4",
+                "statement": "more path-diverse",
+                "metric": "path diversity",
+                "run_a": "a",
+                "run_b": "b",
+                "seeds": 0,
+                "problems": 0,
+                "verdict": C.NO_DATA,
+            },
+        ]
+    )
     assert dict(zip(*C.claim_verdicts(table)[["claim", "verdict"]].to_numpy().T))["C4"] == C.NO_DATA
     md = C.claims_markdown(table, ClaimsSpec(), "10 resamples")
     assert "Not computed (no seed with a value in both runs): C4 more path-diverse" in md

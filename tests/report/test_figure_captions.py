@@ -12,15 +12,7 @@ from matplotlib.collections import PolyCollection
 
 from pacs.config import load_profile
 from pacs.report.context import ReportContext
-from pacs.report.figures import (
-    fig3,
-    fig4,
-    fig5a,
-    fig6,
-    passk_band_text,
-    range_text,
-    seed_band_text,
-)
+from pacs.report.figures import fig3, fig4, fig5a, fig6, passk_band_text, range_text, seed_band_text
 from pacs.report.loaders import load_results
 from pacs.report.outputs import OutputLog
 from pacs.report.paper import load_paper_numbers
@@ -66,7 +58,8 @@ def one_seed(tmp_path, config_dict, results_builder) -> tuple[dict, Path]:
 def test_seed_band_text_follows_the_seed_counts() -> None:
     assert seed_band_text({"pacs": 1, "grpo": 1}) == "one seed per run: no band"
     assert seed_band_text({"pacs": 3, "grpo": 3}) == (
-        "line: mean over 3 seeds; band: ±1 std across seeds")
+        "line: mean over 3 seeds; band: ±1 std across seeds"
+    )
     assert "runs with one seed: no band" in seed_band_text({"pacs": 3, "grpo": 1})
     assert passk_band_text({"pacs": 1}).startswith("line: one seed per run")
     assert "envelope" in passk_band_text({"pacs": 2})
@@ -91,8 +84,9 @@ def test_one_seed_curves_say_so_and_draw_no_band(tmp_path, one_seed) -> None:
     assert "mini_batches" not in figures["fig4_beta_ablation"]["title"]
 
 
-def test_fig3_says_what_each_point_sampled_beside_table_1(tmp_path, config_dict,
-                                                          results_builder) -> None:
+def test_fig3_says_what_each_point_sampled_beside_table_1(
+    tmp_path, config_dict, results_builder
+) -> None:
     # The fake tree: curves of 50 problems x 8 samples; passk.json of 50 problems x 16 samples.
     figures = draw(tmp_path, config_dict, results_builder(tmp_path / "results"), fig3)
     fig = figures["fig3_eval_curve"]
@@ -110,8 +104,9 @@ def test_fig6_says_why_ours_are_absent(tmp_path, config_dict, results_builder) -
     assert reason in fig["title"] and reason in fig["caption"]
 
 
-def test_fig6_draws_ours_beside_the_papers_when_they_exist(tmp_path, config_dict,
-                                                           results_builder) -> None:
+def test_fig6_draws_ours_beside_the_papers_when_they_exist(
+    tmp_path, config_dict, results_builder
+) -> None:
     import json
 
     results = results_builder(tmp_path / "results")

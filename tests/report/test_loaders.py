@@ -24,10 +24,21 @@ def _edit_passk(root: Path, edit) -> Path:
 def test_loads_every_file_of_the_tree(fake_results: Path) -> None:
     res = load_results(fake_results)
     assert {k: len(v) for k, v in res.files.items()} == {
-        "passk": 4 * 2 * 2 + 3 * 2, "diversity": 2, "pca": 1, "metrics": 3 * 2 + 3, "eval_curve": 9,
-        "curve_passk": 0}
+        "passk": 4 * 2 * 2 + 3 * 2,
+        "diversity": 2,
+        "pca": 1,
+        "metrics": 3 * 2 + 3,
+        "eval_curve": 9,
+        "curve_passk": 0,
+    }
     pacs = res.passk[(res.passk["run"] == "pacs") & (res.passk["metric"] == "pass_at_k")]
-    assert sorted(pacs["seed"].unique()) == [0, 1] and sorted(pacs["k"].unique()) == [1, 2, 4, 8, 16]
+    assert sorted(pacs["seed"].unique()) == [0, 1] and sorted(pacs["k"].unique()) == [
+        1,
+        2,
+        4,
+        8,
+        16,
+    ]
     assert set(res.passk["metric"]) == {"pass_at_k", "maj_at_k"}
     assert res.metrics.groupby(["run", "seed"])["step"].count().eq(10).all()
     assert set(res.pca["method"]) == {"pacs", "grpo"} and res.pca["model"].eq("tiny").all()
@@ -35,16 +46,19 @@ def test_loads_every_file_of_the_tree(fake_results: Path) -> None:
     assert set(GLOBS) == set(res.files)
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d["pass_at_k"][0].update(value="abc"), "pass_at_k[0]: field 'value'"),
-    (lambda d: d["pass_at_k"][2].update(value=1.7), "pass_at_k[2]: field 'value'"),
-    (lambda d: d["pass_at_k"][1].pop("k"), "pass_at_k[1]: missing field 'k'"),
-    (lambda d: d["pass_at_k"][1].update(k=1), "pass_at_k[1]: field 'k' = 1 appears twice"),
-    (lambda d: d.pop("seed"), "missing field 'seed'"),
-    (lambda d: d.update(run="grpo"), "field 'run' is 'grpo' but the path says 'pacs'"),
-    (lambda d: d.update(n_problems="30"), "field 'n_problems'"),
-    (lambda d: d.update(pass_at_k=[]), "field 'pass_at_k' is empty"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d["pass_at_k"][0].update(value="abc"), "pass_at_k[0]: field 'value'"),
+        (lambda d: d["pass_at_k"][2].update(value=1.7), "pass_at_k[2]: field 'value'"),
+        (lambda d: d["pass_at_k"][1].pop("k"), "pass_at_k[1]: missing field 'k'"),
+        (lambda d: d["pass_at_k"][1].update(k=1), "pass_at_k[1]: field 'k' = 1 appears twice"),
+        (lambda d: d.pop("seed"), "missing field 'seed'"),
+        (lambda d: d.update(run="grpo"), "field 'run' is 'grpo' but the path says 'pacs'"),
+        (lambda d: d.update(n_problems="30"), "field 'n_problems'"),
+        (lambda d: d.update(pass_at_k=[]), "field 'pass_at_k' is empty"),
+    ],
+)
 def test_malformed_passk_names_file_and_field(fake_results: Path, edit, field: str) -> None:
     path = _edit_passk(fake_results, edit)
     with pytest.raises(FormatError) as err:
@@ -82,13 +96,17 @@ def test_truncated_last_metrics_line_is_tolerated(fake_results: Path) -> None:
     path = fake_results / "train/tiny/grpo/seed0/metrics.jsonl"
     path.write_text(path.read_text() + '{"step": 11, "ent')  # a write cut off mid-line
     res = load_results(fake_results)
-    assert res.metrics[(res.metrics["run"] == "grpo") & (res.metrics["seed"] == 0)]["step"].max() == 10
+    assert (
+        res.metrics[(res.metrics["run"] == "grpo") & (res.metrics["seed"] == 0)]["step"].max() == 10
+    )
 
 
 def test_eval_curve_rate_is_checked(fake_results: Path) -> None:
     path = fake_results / "train/tiny/pacs/seed0/eval_curve.jsonl"
     path.write_text('{"step": 0, "pass_at_1": 45.0}\n')
-    with pytest.raises(FormatError, match=r"eval_curve\.jsonl:1: field 'pass_at_1' must be a number in \[0, 1\]"):
+    with pytest.raises(
+        FormatError, match=r"eval_curve\.jsonl:1: field 'pass_at_1' must be a number in \[0, 1\]"
+    ):
         load_results(fake_results)
 
 

@@ -15,9 +15,23 @@ import pytest
 
 from pacs.report.paper import PAPER_CSV, load_paper_numbers
 
-BENCH = {"math500": "math500", "amc23": "amc23", "aime2024": "aime24", "aime2025": "aime25",
-         "beyondaime": "beyondaime", "avg": "avg", "livecodebench": "livecodebench", "gpqa": "gpqa"}
-ROW_METHOD = {"base": "base", "ppo": "ppo", "grpo": "grpo", "pacs": "pacs", "- w/o weight": "pacs_noweight"}
+BENCH = {
+    "math500": "math500",
+    "amc23": "amc23",
+    "aime2024": "aime24",
+    "aime2025": "aime25",
+    "beyondaime": "beyondaime",
+    "avg": "avg",
+    "livecodebench": "livecodebench",
+    "gpqa": "gpqa",
+}
+ROW_METHOD = {
+    "base": "base",
+    "ppo": "ppo",
+    "grpo": "grpo",
+    "pacs": "pacs",
+    "- w/o weight": "pacs_noweight",
+}
 SCORE_METHOD = {"pacs": "pacs", "- grpo": "pacs_score_grpo", "- dr. grpo": "pacs_score_drgrpo"}
 KS = (1, 4, 8, 16, 32, 64)
 NUMBER = re.compile(r"^\d+(\.\d+)?$")
@@ -27,7 +41,9 @@ NUMBER = re.compile(r"^\d+(\.\d+)?$")
 def markdown(repo_root: Path) -> str:
     path = repo_root.parent / "shared" / "paper_numbers.md"
     if not path.is_file():
-        pytest.skip(f"{path} not found (../shared beside the repo root); cannot cross-check the CSV")
+        pytest.skip(
+            f"{path} not found (../shared beside the repo root); cannot cross-check the CSV"
+        )
     return path.read_text(encoding="utf-8")
 
 
@@ -132,8 +148,12 @@ def parse_markdown(md: str) -> dict:
     cells |= _passk(_section(s, "Table 6:"), "Qwen3-4B", lambda b: "Table 6", ROW_METHOD)
     cells |= _passk(_section(s, "Table 7:"), "Qwen3-4B", lambda b: "Table 7", ROW_METHOD)
     cells |= _passk(_section(s, "Table 8:"), "Qwen3-8B", lambda b: "Table 8", ROW_METHOD)
-    cells |= _passk(_section(s, "Tables 9-13"), "Qwen3-4B", lambda b: f"Table {9 + order.index(b)}",
-                    SCORE_METHOD)
+    cells |= _passk(
+        _section(s, "Tables 9-13"),
+        "Qwen3-4B",
+        lambda b: f"Table {9 + order.index(b)}",
+        SCORE_METHOD,
+    )
     cells |= _table3(_section(s, "Table 3:"))
     cells |= _fig6(_section(s, "Figure 6:"))
     return cells
@@ -141,16 +161,24 @@ def parse_markdown(md: str) -> dict:
 
 def _csv_cells() -> dict:
     raw = pd.read_csv(PAPER_CSV, dtype=str, keep_default_na=False)
-    return {(r.table, r.model, r.benchmark, r.method, int(r.k) if r.k else None, r.metric): r.value
-            for r in raw.itertuples()}
+    return {
+        (r.table, r.model, r.benchmark, r.method, int(r.k) if r.k else None, r.metric): r.value
+        for r in raw.itertuples()
+    }
 
 
 def test_csv_equals_every_cell_of_the_markdown(markdown: str) -> None:
     expected, got = parse_markdown(markdown), _csv_cells()
     missing = sorted(set(expected) - set(got), key=str)
     extra = sorted(set(got) - set(expected), key=str)
-    wrong = {k: (got[k], expected[k]) for k in expected.keys() & got.keys() if got[k] != expected[k]}
-    assert not missing and not extra and not wrong, (missing[:5], extra[:5], list(wrong.items())[:5])
+    wrong = {
+        k: (got[k], expected[k]) for k in expected.keys() & got.keys() if got[k] != expected[k]
+    }
+    assert not missing and not extra and not wrong, (
+        missing[:5],
+        extra[:5],
+        list(wrong.items())[:5],
+    )
 
 
 def test_every_number_in_the_markdown_tables_is_in_the_csv(markdown: str) -> None:
@@ -158,23 +186,34 @@ def test_every_number_in_the_markdown_tables_is_in_the_csv(markdown: str) -> Non
     numbers = Counter()
     for line in markdown.splitlines():
         if line.startswith("|"):
-            numbers.update(c.strip() for c in line.split("|") if re.fullmatch(r"\d+\.\d+", c.strip()))
+            numbers.update(
+                c.strip() for c in line.split("|") if re.fullmatch(r"\d+\.\d+", c.strip())
+            )
     values = Counter(pd.read_csv(PAPER_CSV, dtype=str)["value"])
     assert numbers == values
     assert sum(values.values()) == 491
 
 
-@pytest.mark.parametrize("table, model, bench, method, k, value", [
-    ("Table 2", "Qwen3-8B", "beyondaime", "pacs", 64, 64.02),  # the text: "64.02% at pass@64"
-    ("Table 6", "Qwen3-4B", "aime25", "grpo", 64, 77.34),
-    ("Table 8", "Qwen3-8B", "math500", "pacs_noweight", 1, 95.32),
-    ("Table 13", "Qwen3-4B", "beyondaime", "pacs_score_drgrpo", 1, 26.67),
-    ("Table 1", "Qwen3-8B", "aime24", "base", 1, 46.98),
-    ("Figure 6", "Qwen3-8B", "gpqa", "pacs", 1, 52.46),
-])
+@pytest.mark.parametrize(
+    "table, model, bench, method, k, value",
+    [
+        ("Table 2", "Qwen3-8B", "beyondaime", "pacs", 64, 64.02),  # the text: "64.02% at pass@64"
+        ("Table 6", "Qwen3-4B", "aime25", "grpo", 64, 77.34),
+        ("Table 8", "Qwen3-8B", "math500", "pacs_noweight", 1, 95.32),
+        ("Table 13", "Qwen3-4B", "beyondaime", "pacs_score_drgrpo", 1, 26.67),
+        ("Table 1", "Qwen3-8B", "aime24", "base", 1, 46.98),
+        ("Figure 6", "Qwen3-8B", "gpqa", "pacs", 1, 52.46),
+    ],
+)
 def test_spot_cells_read_by_hand(paper, table, model, bench, method, k, value) -> None:
-    hit = paper[(paper["table"] == table) & (paper["model"] == model) & (paper["benchmark"] == bench)
-                & (paper["method"] == method) & (paper["k"] == k) & (paper["metric"] == "pass_at_k")]
+    hit = paper[
+        (paper["table"] == table)
+        & (paper["model"] == model)
+        & (paper["benchmark"] == bench)
+        & (paper["method"] == method)
+        & (paper["k"] == k)
+        & (paper["metric"] == "pass_at_k")
+    ]
     assert list(hit["value"]) == [value]
     assert hit["source"].iloc[0] == "paper, " + table.replace("Figure", "Fig.")
 
@@ -183,7 +222,9 @@ def test_inferred_k_flags_and_absent_cells(paper) -> None:
     passk = paper[paper["table"].isin(["Table 2", "Table 6", "Table 7", "Table 8"])]
     assert set(passk.loc[passk["k_inferred"], "k"]) == {4, 8, 16, 32}
     assert set(passk.loc[~passk["k_inferred"], "k"]) == {1, 64}
-    assert not paper.loc[paper["table"].isin(["Table 1", "Table 3", "Figure 6"]), "k_inferred"].any()
+    assert not paper.loc[
+        paper["table"].isin(["Table 1", "Table 3", "Figure 6"]), "k_inferred"
+    ].any()
     gpqa = paper[(paper["table"] == "Figure 6") & (paper["benchmark"] == "gpqa")]
     assert "base" not in set(gpqa["method"])  # "not stated in text": no number invented
     d = paper[paper["metric"] == "diversity_D"]

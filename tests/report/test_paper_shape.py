@@ -58,8 +58,9 @@ def test_table1_shows_the_papers_whole_table(report_run) -> None:
 
 
 def _ctx(cfg: dict, results) -> ReportContext:
-    return ReportContext(parse_profile(cfg), load_results(results), load_paper_numbers(),
-                         config_path="cfg.yaml")
+    return ReportContext(
+        parse_profile(cfg), load_results(results), load_paper_numbers(), config_path="cfg.yaml"
+    )
 
 
 def test_table4_5_puts_our_config_beside_app_c(config_dict, fake_results) -> None:
@@ -75,9 +76,15 @@ def test_table4_5_puts_our_config_beside_app_c(config_dict, fake_results) -> Non
     assert data.loc["max response length (tokens)", "ours"] == "32"
     assert data.loc["engine", ["ours", "paper"]].tolist() == ["hf", "vllm"]
     assert data.loc["training steps, tiny", ["config_key", "ours", "paper"]].tolist() == [
-        "train.steps", "10", "–"]
+        "train.steps",
+        "10",
+        "–",
+    ]
     assert data.loc["training steps, qwen3_8b", ["config_key", "ours", "paper"]].tolist() == [
-        "models.qwen3_8b.steps", "320", "320"]
+        "models.qwen3_8b.steps",
+        "320",
+        "320",
+    ]
     assert [s.heading for s in doc.sections] == ["training settings", "evaluation settings"]
 
 

@@ -13,13 +13,27 @@ import yaml
 
 from pacs.report.__main__ import main
 
-TABLE_STEMS = ["table1_pass1", "table2_6_passk", "table9_13_score_ablation", "table_beta_ablation",
-               "table3_diversity", "table4_5_settings", "table_runtime"]
-FIGURE_STEMS = ["fig3_eval_curve", "fig4_beta_ablation", "fig5a_entropy",
-                "fig5b_pca_tiny_synthetic", "fig6_ood", "passk_curves_tiny"]
+TABLE_STEMS = [
+    "table1_pass1",
+    "table2_6_passk",
+    "table9_13_score_ablation",
+    "table_beta_ablation",
+    "table3_diversity",
+    "table4_5_settings",
+    "table_runtime",
+]
+FIGURE_STEMS = [
+    "fig3_eval_curve",
+    "fig4_beta_ablation",
+    "fig5a_entropy",
+    "fig5b_pca_tiny_synthetic",
+    "fig6_ood",
+    "passk_curves_tiny",
+]
 
 
 # ------------------------------------------------------------------ helpers
+
 
 def json_values(results: Path, run: str, bench: str, k: int) -> list[float]:
     """pass@k in % straight from the passk.json files, one per seed."""
@@ -60,6 +74,7 @@ def csv_row(df: pd.DataFrame, **where) -> pd.Series:
 
 # ------------------------------------------------------------------ files
 
+
 def test_every_expected_file_is_written_and_not_empty(report_run) -> None:
     out = report_run["out"]
     expected = [f"tables/{s}.{e}" for s in TABLE_STEMS for e in ("csv", "md", "tex")]
@@ -85,9 +100,14 @@ def test_readme_lists_every_file_and_what_was_not_produced(report_run) -> None:
 
 # ------------------------------------------------------------------ numbers
 
+
 def test_passk_csv_equals_json_seed_mean(report_run) -> None:
     table = pd.read_csv(report_run["out"] / "tables" / "table2_6_passk.csv")
-    for run, bench, k in [("pacs", "synthetic", 4), ("grpo", "aime24", 16), ("base", "synthetic", 1)]:
+    for run, bench, k in [
+        ("pacs", "synthetic", 4),
+        ("grpo", "aime24", 16),
+        ("base", "synthetic", 1),
+    ]:
         vals = json_values(report_run["results"], run, bench, k)
         assert len(vals) == 2
         row = csv_row(table, run=run, benchmark=bench, k=k)
@@ -106,14 +126,21 @@ def test_passk_markdown_cells_equal_json(report_run) -> None:
     assert row["seeds"] == "2"
     one = md_row(syn, "PACS w/o weight")  # one seed: the value alone
     assert one["seeds"] == "1"
-    assert one["k=1"] == f"{json_values(report_run['results'], 'pacs_noweight', 'synthetic', 1)[0]:.2f}"
+    assert (
+        one["k=1"]
+        == f"{json_values(report_run['results'], 'pacs_noweight', 'synthetic', 1)[0]:.2f}"
+    )
     assert list(syn.columns) == ["Method", "seeds", "k=1", "k=2", "k=4", "k=8", "k=16"]
 
 
 def test_table1_average_is_the_seed_mean_of_per_seed_averages(report_run) -> None:
     res = report_run["results"]
-    per_seed = [(a + b) / 2 for a, b in zip(json_values(res, "pacs", "synthetic", 1),
-                                             json_values(res, "pacs", "aime24", 1))]
+    per_seed = [
+        (a + b) / 2
+        for a, b in zip(
+            json_values(res, "pacs", "synthetic", 1), json_values(res, "pacs", "aime24", 1)
+        )
+    ]
     table = pd.read_csv(report_run["out"] / "tables" / "table1_pass1.csv")
     row = csv_row(table, run="pacs", benchmark="avg")
     assert row["mean_pct"] == pytest.approx(statistics.mean(per_seed), abs=1e-9)
@@ -123,6 +150,7 @@ def test_table1_average_is_the_seed_mean_of_per_seed_averages(report_run) -> Non
 
 # ------------------------------------------------------------------ the paper beside ours
 
+
 def test_paper_column_holds_the_papers_value_for_matching_cells(report_run) -> None:
     table = pd.read_csv(report_run["out"] / "tables" / "table2_6_passk.csv")
     k1 = csv_row(table, run="pacs", benchmark="aime24", k=1)
@@ -130,7 +158,9 @@ def test_paper_column_holds_the_papers_value_for_matching_cells(report_run) -> N
     assert k1["paper_model"] == "Qwen3-8B" and k1["paper_comparison"] == "reference only"
     k4 = csv_row(table, run="pacs_noweight", benchmark="aime24", k=4)
     assert k4["paper_pct"] == 76.64 and bool(k4["paper_k_inferred"])
-    assert pd.isna(csv_row(table, run="pacs", benchmark="aime24", k=2)["paper_pct"])  # paper has no k=2
+    assert pd.isna(
+        csv_row(table, run="pacs", benchmark="aime24", k=2)["paper_pct"]
+    )  # paper has no k=2
     assert table.loc[table["benchmark"] == "synthetic", "paper_pct"].isna().all()
 
     md = report_run["out"] / "tables" / "table2_6_passk.md"
@@ -157,7 +187,11 @@ def test_ablation_tables_carry_the_design_note_with_mini_batches(report_run) -> 
         assert "no-op" in text
     score = pd.read_csv(report_run["out"] / "tables" / "table9_13_score_ablation.csv")
     hit = csv_row(score, run="pacs_score_grpo", benchmark="aime24", k=1)
-    assert (hit["paper_pct"], hit["paper_source"], hit["paper_model"]) == (56.02, "paper, Table 11", "Qwen3-4B")
+    assert (hit["paper_pct"], hit["paper_source"], hit["paper_model"]) == (
+        56.02,
+        "paper, Table 11",
+        "Qwen3-4B",
+    )
     assert set(score["run"]) == {"pacs", "pacs_score_grpo"}
     beta = pd.read_csv(report_run["out"] / "tables" / "table_beta_ablation.csv")
     assert set(beta["run"]) == {"pacs", "pacs_beta2"} and beta["paper_pct"].isna().all()
@@ -177,8 +211,12 @@ def test_runtime_table_equals_metrics_by_hand(report_run) -> None:
     res = report_run["results"]
     per_seed = []
     for seed in (0, 1):
-        rows = [json.loads(line) for line in
-                (res / "train" / "tiny" / "ppo" / f"seed{seed}" / "metrics.jsonl").read_text().splitlines()]
+        rows = [
+            json.loads(line)
+            for line in (res / "train" / "tiny" / "ppo" / f"seed{seed}" / "metrics.jsonl")
+            .read_text()
+            .splitlines()
+        ]
         per_seed.append(statistics.mean(r["time_total"] for r in rows))
     table = pd.read_csv(report_run["out"] / "tables" / "table_runtime.csv")
     row = csv_row(table, run="ppo")
@@ -197,11 +235,22 @@ def test_latex_is_escaped(report_run) -> None:
 
 # ------------------------------------------------------------------ other profiles and inputs
 
-def test_paper_profile_compares_same_model(tmp_path: Path, config_dict: dict, results_builder) -> None:
-    cfg = {**config_dict, "profile": "paper", "engine": "verl",
-           "models": {"qwen3_8b": {"hf_id": "Qwen/Qwen3-8B", "steps": 320}},
-           "train": {**config_dict["train"], "mini_batch_size": 2, "micro_batch_per_gpu": 8,
-                     "max_prompt_length": 1024}}
+
+def test_paper_profile_compares_same_model(
+    tmp_path: Path, config_dict: dict, results_builder
+) -> None:
+    cfg = {
+        **config_dict,
+        "profile": "paper",
+        "engine": "verl",
+        "models": {"qwen3_8b": {"hf_id": "Qwen/Qwen3-8B", "steps": 320}},
+        "train": {
+            **config_dict["train"],
+            "mini_batch_size": 2,
+            "micro_batch_per_gpu": 8,
+            "max_prompt_length": 1024,
+        },
+    }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
     tree = results_builder(tmp_path / "tmp")
     doc = json.loads((tree / "eval/tiny/pacs/seed0/aime24/passk.json").read_text())
@@ -209,8 +258,17 @@ def test_paper_profile_compares_same_model(tmp_path: Path, config_dict: dict, re
     target = tmp_path / "res" / "eval" / "qwen3_8b" / "pacs" / "seed0" / "aime24" / "passk.json"
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps(doc))
-    main(["--config", str(tmp_path / "c.yaml"), "--results", str(tmp_path / "res"),
-          "--out", str(tmp_path / "out"), "--skip-figures"])
+    main(
+        [
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--results",
+            str(tmp_path / "res"),
+            "--out",
+            str(tmp_path / "out"),
+            "--skip-figures",
+        ]
+    )
     text = (tmp_path / "out" / "tables" / "table2_6_passk.md").read_text()
     assert "| paper (Table 2) |" in text and "reference only" not in text
     t1 = pd.read_csv(tmp_path / "out" / "tables" / "table1_pass1.csv")
@@ -219,36 +277,76 @@ def test_paper_profile_compares_same_model(tmp_path: Path, config_dict: dict, re
 
 def test_empty_results_write_only_honest_outputs(tmp_path: Path, tiny_config: Path) -> None:
     (tmp_path / "empty").mkdir()
-    main(["--config", str(tiny_config), "--results", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])
-    files = {p.relative_to(tmp_path / "o").as_posix() for p in (tmp_path / "o").rglob("*") if p.is_file()}
+    main(
+        [
+            "--config",
+            str(tiny_config),
+            "--results",
+            str(tmp_path / "empty"),
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    files = {
+        p.relative_to(tmp_path / "o").as_posix() for p in (tmp_path / "o").rglob("*") if p.is_file()
+    }
     # The paper's reference bars, and the settings table (it reads only the config).
-    assert files == {"README.md", "figures/fig6_ood.png", "figures/fig6_ood.pdf",
-                     *(f"tables/table4_5_settings.{ext}" for ext in ("csv", "md", "tex"))}
+    assert files == {
+        "README.md",
+        "figures/fig6_ood.png",
+        "figures/fig6_ood.pdf",
+        *(f"tables/table4_5_settings.{ext}" for ext in ("csv", "md", "tex")),
+    }
     readme = (tmp_path / "o" / "README.md").read_text()
     assert readme.count("not produced:") == 13
     # base + 3 main runs x 2 seeds + 3 ablation runs = 10 evaluations x 2 benchmarks
-    assert "not produced: pass@k of 20 evaluation(s) the experiment matrix expects (tiny/base/seed0/synthetic, " in readme
+    assert (
+        "not produced: pass@k of 20 evaluation(s) the experiment matrix expects (tiny/base/seed0/synthetic, "
+        in readme
+    )
 
 
 def test_rerun_removes_stale_outputs(tmp_path: Path, tiny_config: Path, fake_results: Path) -> None:
     stale = tmp_path / "o" / "tables" / "table7_8_math500_passk.md"
     stale.parent.mkdir(parents=True)
     stale.write_text("old")
-    main(["--config", str(tiny_config), "--results", str(fake_results), "--out", str(tmp_path / "o"),
-          "--skip-figures"])
+    main(
+        [
+            "--config",
+            str(tiny_config),
+            "--results",
+            str(fake_results),
+            "--out",
+            str(tmp_path / "o"),
+            "--skip-figures",
+        ]
+    )
     assert not stale.exists()
-    assert "table7_8_math500_passk.md" in (tmp_path / "o" / "README.md").read_text()  # "removed stale"
+    assert (
+        "table7_8_math500_passk.md" in (tmp_path / "o" / "README.md").read_text()
+    )  # "removed stale"
 
 
-def test_unknown_runs_are_listed_not_reported(tmp_path: Path, tiny_config: Path, fake_results: Path) -> None:
+def test_unknown_runs_are_listed_not_reported(
+    tmp_path: Path, tiny_config: Path, fake_results: Path
+) -> None:
     src = fake_results / "eval" / "tiny" / "pacs" / "seed0" / "synthetic" / "passk.json"
     doc = json.loads(src.read_text())
     doc["run"] = "mystery"
     dst = fake_results / "eval" / "tiny" / "mystery" / "seed0" / "synthetic" / "passk.json"
     dst.parent.mkdir(parents=True)
     dst.write_text(json.dumps(doc))
-    main(["--config", str(tiny_config), "--results", str(fake_results), "--out", str(tmp_path / "o"),
-          "--skip-figures"])
+    main(
+        [
+            "--config",
+            str(tiny_config),
+            "--results",
+            str(fake_results),
+            "--out",
+            str(tmp_path / "o"),
+            "--skip-figures",
+        ]
+    )
     assert "mystery" not in (tmp_path / "o" / "tables" / "table2_6_passk.csv").read_text()
     assert "not produced: results of run 'mystery'" in (tmp_path / "o" / "README.md").read_text()
 
@@ -265,24 +363,52 @@ def test_paper_config_maps_qwen3_models_to_their_tables(tmp_path: Path, repo_roo
     for model in ("qwen3_4b", "qwen3_8b"):
         for run in ("base", "pacs", "pacs_score_grpo"):
             for bench in ("math500", "amc23", "aime24", "aime25", "beyondaime"):
-                doc = {"benchmark": bench, "model": model, "run": run, "seed": 0, "n_problems": 30,
-                       "n_min": 256, "pass_at_k": [{"k": k, "value": min(1.0, 0.3 + 0.05 * i)}
-                                                   for i, k in enumerate(ks)]}
+                doc = {
+                    "benchmark": bench,
+                    "model": model,
+                    "run": run,
+                    "seed": 0,
+                    "n_problems": 30,
+                    "n_min": 256,
+                    "pass_at_k": [
+                        {"k": k, "value": min(1.0, 0.3 + 0.05 * i)} for i, k in enumerate(ks)
+                    ],
+                }
                 path = tmp_path / "res" / "eval" / model / run / "seed0" / bench / "passk.json"
                 path.parent.mkdir(parents=True)
                 path.write_text(json.dumps(doc))
         div = tmp_path / "res" / "diversity" / model / "aime25.json"
         div.parent.mkdir(parents=True)
-        div.write_text(json.dumps({"benchmark": "aime25", "methods": {
-            "grpo": {"D": 0.02, "n_problems": 5, "n_correct": 100}}}))
-    main(["--config", str(config), "--results", str(tmp_path / "res"), "--out", str(tmp_path / "out"),
-          "--skip-figures"])
+        div.write_text(
+            json.dumps(
+                {
+                    "benchmark": "aime25",
+                    "methods": {"grpo": {"D": 0.02, "n_problems": 5, "n_correct": 100}},
+                }
+            )
+        )
+    main(
+        [
+            "--config",
+            str(config),
+            "--results",
+            str(tmp_path / "res"),
+            "--out",
+            str(tmp_path / "out"),
+            "--skip-figures",
+        ]
+    )
     tables = tmp_path / "out" / "tables"
     t26 = pd.read_csv(tables / "table2_6_passk.csv")
-    assert csv_row(t26, model="qwen3_4b", run="pacs", benchmark="aime24", k=64)["paper_source"] == "paper, Table 6"
+    assert (
+        csv_row(t26, model="qwen3_4b", run="pacs", benchmark="aime24", k=64)["paper_source"]
+        == "paper, Table 6"
+    )
     row8 = csv_row(t26, model="qwen3_8b", run="pacs", benchmark="aime24", k=64)
     assert (row8["paper_pct"], row8["paper_comparison"]) == (85.0, "same model")
-    assert pd.isna(csv_row(t26, model="qwen3_8b", run="pacs", benchmark="aime24", k=256)["paper_pct"])
+    assert pd.isna(
+        csv_row(t26, model="qwen3_8b", run="pacs", benchmark="aime24", k=256)["paper_pct"]
+    )
     t1 = pd.read_csv(tables / "table1_pass1.csv")
     assert csv_row(t1, model="qwen3_4b", run="pacs", benchmark="avg")["paper_pct"] == 62.63
     t78 = pd.read_csv(tables / "table7_8_math500_passk.csv")
@@ -291,18 +417,24 @@ def test_paper_config_maps_qwen3_models_to_their_tables(tmp_path: Path, repo_roo
     hit = csv_row(score, model="qwen3_4b", run="pacs_score_grpo", benchmark="beyondaime", k=1)
     assert (hit["paper_pct"], hit["paper_source"]) == (26.41, "paper, Table 13")
     assert score.loc[score["model"] == "qwen3_8b", "paper_pct"].isna().all()  # 4B only in the paper
-    assert f"train.mini_batches = {cfg['train']['mini_batches']}" in (tables / "table9_13_score_ablation.md").read_text()
+    assert (
+        f"train.mini_batches = {cfg['train']['mini_batches']}"
+        in (tables / "table9_13_score_ablation.md").read_text()
+    )
     t3 = pd.read_csv(tables / "table3_diversity.csv")
     assert csv_row(t3, model="qwen3_4b", run="grpo", benchmark="aime25")["paper_D"] == 0.0266
 
 
-def test_cli_reports_a_malformed_input_and_exits_2(tmp_path: Path, tiny_config: Path, fake_results: Path,
-                                                   capsys) -> None:
+def test_cli_reports_a_malformed_input_and_exits_2(
+    tmp_path: Path, tiny_config: Path, fake_results: Path, capsys
+) -> None:
     path = fake_results / "eval/tiny/grpo/seed0/synthetic/passk.json"
     doc = json.loads(path.read_text())
     doc["pass_at_k"][3]["value"] = None
     path.write_text(json.dumps(doc))
-    rc = main(["--config", str(tiny_config), "--results", str(fake_results), "--out", str(tmp_path / "o")])
+    rc = main(
+        ["--config", str(tiny_config), "--results", str(fake_results), "--out", str(tmp_path / "o")]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and str(path) in err and "pass_at_k[3]: field 'value'" in err
     assert not (tmp_path / "o" / "README.md").exists()

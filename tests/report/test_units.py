@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
 import math
+import subprocess
 
 import pandas as pd
 import pytest
@@ -27,10 +27,17 @@ def paper() -> pd.DataFrame:
     return load_paper_numbers()
 
 
-@pytest.mark.parametrize("run, expected", [
-    ("pacs", "pacs"), ("grpo", "grpo"), ("ppo", "ppo"), ("pacs_noweight", "pacs_noweight"),
-    ("pacs_score_grpo", "pacs_score_grpo"), ("pacs_beta2", None),
-])
+@pytest.mark.parametrize(
+    "run, expected",
+    [
+        ("pacs", "pacs"),
+        ("grpo", "grpo"),
+        ("ppo", "ppo"),
+        ("pacs_noweight", "pacs_noweight"),
+        ("pacs_score_grpo", "pacs_score_grpo"),
+        ("pacs_beta2", None),
+    ],
+)
 def test_paper_method_for_config_runs(config_dict, run, expected) -> None:
     assert paper_method_for_run(parse_profile(config_dict).runs[run]) == expected
 
@@ -50,8 +57,14 @@ def test_paper_method_needs_all_other_knobs_at_paper_defaults() -> None:
 
 
 def test_paper_model_for_keys_and_hf_ids() -> None:
-    cfg = {"models": {"qwen3_4b": {}, "big": {"hf_id": "Qwen/Qwen3-8B"}, "q14": {"hf_id": "Qwen/Qwen3-14B"},
-                      "tiny": {"build": {"hidden_size": 128}}}}
+    cfg = {
+        "models": {
+            "qwen3_4b": {},
+            "big": {"hf_id": "Qwen/Qwen3-8B"},
+            "q14": {"hf_id": "Qwen/Qwen3-14B"},
+            "tiny": {"build": {"hidden_size": 128}},
+        }
+    }
     assert paper_model_for(cfg, "qwen3_4b") == "Qwen3-4B"
     assert paper_model_for(cfg, "big") == "Qwen3-8B"
     assert paper_model_for(cfg, "q14") is None
@@ -70,18 +83,34 @@ def test_paper_ref_same_vs_reference(paper) -> None:
 
 
 def test_lookup_prefers_tables_in_order(paper) -> None:
-    hit = lookup(paper, model="Qwen3-8B", benchmark="aime24", method="pacs", k=1,
-                 tables=["Table 2", "Table 1"])
+    hit = lookup(
+        paper,
+        model="Qwen3-8B",
+        benchmark="aime24",
+        method="pacs",
+        k=1,
+        tables=["Table 2", "Table 1"],
+    )
     assert hit["source"] == "paper, Table 2" and hit["value"] == 57.58
-    assert lookup(paper, model="Qwen3-8B", benchmark="aime24", method="pacs", k=2, tables=["Table 2"]) is None
-    assert lookup(paper, model="Qwen3-8B", benchmark="aime24", method=None, k=1, tables=["Table 2"]) is None
+    assert (
+        lookup(paper, model="Qwen3-8B", benchmark="aime24", method="pacs", k=2, tables=["Table 2"])
+        is None
+    )
+    assert (
+        lookup(paper, model="Qwen3-8B", benchmark="aime24", method=None, k=1, tables=["Table 2"])
+        is None
+    )
 
 
 def test_seed_stats_uses_sample_std_and_counts() -> None:
-    df = pd.DataFrame({"run": ["a", "a", "a", "b"], "k": [1, 1, 1, 1], "value": [1.0, 2.0, 4.0, 5.0]})
+    df = pd.DataFrame(
+        {"run": ["a", "a", "a", "b"], "k": [1, 1, 1, 1], "value": [1.0, 2.0, 4.0, 5.0]}
+    )
     out = seed_stats(df, ["run", "k"]).set_index("run")
     assert out.loc["a", "mean"] == pytest.approx(7 / 3)
-    assert out.loc["a", "std"] == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2))
+    assert out.loc["a", "std"] == pytest.approx(
+        math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2)
+    )
     assert out.loc["a", "n_seeds"] == 3 and math.isnan(out.loc["b", "std"])
 
 
@@ -94,8 +123,14 @@ def test_formatting() -> None:
 
 def test_latex_escape_and_markdown_pipes() -> None:
     assert latex_escape("a_b & 50% ± β†") == r"a\_b \& 50\% $\pm$ $\beta$$^\dagger$"
-    doc = TableDoc("t", "T", "cap", [Section("h", pd.DataFrame({"Method": ["a|b"], "x": ["1"]}))],
-                   pd.DataFrame(), notes=["n"])
+    doc = TableDoc(
+        "t",
+        "T",
+        "cap",
+        [Section("h", pd.DataFrame({"Method": ["a|b"], "x": ["1"]}))],
+        pd.DataFrame(),
+        notes=["n"],
+    )
     md = to_markdown(doc)
     assert r"| a\|b | 1 |" in md and "- n" in md
 
@@ -135,8 +170,12 @@ def test_the_report_names_the_commit_of_the_code_that_wrote_it(tmp_path, monkeyp
     (tmp_path / "code.py").write_text("x = 1\n")
     git("add", "code.py")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
-    sha = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True,
-                         capture_output=True, text=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     (tmp_path / "results.json").write_text("{}")  # untracked outputs are not edits to the code
     assert code_version(tmp_path) == f"git commit {sha}"
     (tmp_path / "code.py").write_text("x = 2\n")

@@ -17,7 +17,9 @@ V1_OWN = "8:pids:/\n4:memory:/jobs/a1\n0::/\n"
 
 def test_v1_hierarchies_are_found_under_this_process_group():
     found = G.discover(V1_MOUNTS, V1_OWN)
-    assert found["memory"] == G.Hierarchy("memory", 1, Path("/sys/fs/cgroup/memory/jobs/a1/pacs-sandbox"))
+    assert found["memory"] == G.Hierarchy(
+        "memory", 1, Path("/sys/fs/cgroup/memory/jobs/a1/pacs-sandbox")
+    )
     assert found["pids"] == G.Hierarchy("pids", 1, Path("/sys/fs/cgroup/pids/pacs-sandbox"))
 
 

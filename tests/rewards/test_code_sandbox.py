@@ -134,7 +134,9 @@ def test_sandbox_layers_on_this_machine():
     assert {k: layers[k] for k in C.LAYERS} == C.LAYERS
     assert layers["system calls"].startswith("seccomp: new namespaces")
     assert layers["open files"] == f"RLIMIT_NOFILE {C.NOFILE}"
-    offered = {name for name, h in _cgroup.hierarchies().items() if isinstance(h, _cgroup.Hierarchy)}
+    offered = {
+        name for name, h in _cgroup.hierarchies().items() if isinstance(h, _cgroup.Hierarchy)
+    }
     assert ("cgroup v" in layers["memory"]) == ("memory" in offered)
     assert ("cgroup v" in layers["processes"]) == ("pids" in offered)
     assert len(layers["missing"]) == 2 - len(offered)

@@ -129,11 +129,10 @@ def test_a_deadline_swallowed_by_a_finaliser_fires_again(monkeypatch):
     seen = []
     monkeypatch.setattr(sys, "unraisablehook", seen.append)
     start = time.monotonic()
-    with pytest.raises(DeadlineExceeded):
-        with deadline(0.1):
-            _SlowFinaliser()  # dropped at once; the alarm fires inside its __del__
-            while time.monotonic() - start < 5.0:
-                pass
+    with pytest.raises(DeadlineExceeded), deadline(0.1):
+        _SlowFinaliser()  # dropped at once; the alarm fires inside its __del__
+        while time.monotonic() - start < 5.0:
+            pass
     assert time.monotonic() - start < 1.5
     assert seen == []
     assert sys.unraisablehook == seen.append

@@ -31,7 +31,11 @@ def warm_math_verify():
 
 
 def _alarm_state():
-    return signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL), sys.unraisablehook
+    return (
+        signal.getsignal(signal.SIGALRM),
+        signal.getitimer(signal.ITIMER_REAL),
+        sys.unraisablehook,
+    )
 
 
 # ----------------------------------------------------------------------------- class 1
@@ -153,7 +157,9 @@ _OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)```", re.DOTAL
 def test_fenced_blocks_read_as_the_regex_they_replace():
     rng = random.Random(25)
     for _ in range(3000):
-        text = "".join(rng.choice(["`", "``", "```", "\n", "py", "thon", " ", "x"]) for _ in range(20))
+        text = "".join(
+            rng.choice(["`", "``", "```", "\n", "py", "thon", " ", "x"]) for _ in range(20)
+        )
         old = [(m.group(1).lower(), m.group(2)) for m in _OLD_FENCE.finditer(text)]
         assert code.fenced_blocks(text) == old, repr(text)
 

@@ -213,7 +213,9 @@ def test_kill_minus_one_does_not_reach_a_program_graded_beside_it(private_tmp, l
     assert leftover_processes(private_tmp) == []
 
 
-def test_a_setsid_daemon_dies_with_its_program_and_spares_the_next_ones(private_tmp, leftover_processes):
+def test_a_setsid_daemon_dies_with_its_program_and_spares_the_next_ones(
+    private_tmp, leftover_processes
+):
     # The daemon leaves the process group and kills everything it can for 4 s; before, it failed
     # the next three correct programs.
     daemon = (
@@ -241,7 +243,9 @@ def test_a_sleeping_child_does_not_outlive_its_program(private_tmp, leftover_pro
     assert leftover_processes(private_tmp, wait_s=1.0) == []
 
 
-def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(private_tmp, leftover_processes):
+def test_a_fork_bomb_leaves_the_threads_of_the_program_beside_it_alone(
+    private_tmp, leftover_processes
+):
     # A thread for deep recursion is a common competitive-programming idiom; when every sandbox
     # shared one uid, a fork bomb used up its process limit and the thread could not start.
     bomb = LIBC + "while True:\n    libc.fork()\n"

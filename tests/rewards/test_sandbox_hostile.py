@@ -13,8 +13,8 @@ import tracemalloc
 
 import pytest
 
-from pacs.rewards import grade_rows
 from pacs.rewards import code as C
+from pacs.rewards import grade_rows
 
 LIBC = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
 FUNCTIONAL = [{"input": "[1, 2]\n3", "output": "[1, 2, 3]", "testtype": "functional"}]
@@ -50,7 +50,9 @@ def test_a_return_value_nested_3000_deep_is_a_wrong_answer():
     assert (result.status, result.details["tests_status"]) == ("ok", ["fail"])
 
 
-@pytest.mark.parametrize("line", ["9" * 5000, "[" * 100_000, '{"status": "done", "result": ' + "[" * 100_000])
+@pytest.mark.parametrize(
+    "line", ["9" * 5000, "[" * 100_000, '{"status": "done", "result": ' + "[" * 100_000]
+)
 def test_lines_written_on_every_fd_do_not_reach_the_grader(line):
     # The harness's status fd was the program's to write: a 5,000-digit integer and 100,000
     # brackets raised ValueError / RecursionError in the parent.

@@ -20,8 +20,9 @@ BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "slurm: runs jobs on a real local SLURM cluster (root; installs slurm-wlm); "
-        "deselect with -m 'not slurm'"
+        "markers",
+        "slurm: runs jobs on a real local SLURM cluster (root; installs slurm-wlm); "
+        "deselect with -m 'not slurm'",
     )
 
 
@@ -58,10 +59,13 @@ def _host_problem() -> str | None:
         return None
     if not shutil.which("apt-get"):
         return f"slurm-wlm/munge are not installed and there is no apt-get to install them ({BINARIES})"
-    result = subprocess.run(["bash", str(SCRIPT), "install"], capture_output=True, text=True,
-                            timeout=900, check=False)
+    result = subprocess.run(
+        ["bash", str(SCRIPT), "install"], capture_output=True, text=True, timeout=900, check=False
+    )
     if result.returncode != 0:
-        pytest.fail(f"tools/local_slurm.sh install failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        pytest.fail(
+            f"tools/local_slurm.sh install failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        )
     return None
 
 
@@ -73,26 +77,40 @@ def slurm_cluster(tmp_path_factory):
         pytest.skip(problem)
     etc_before = etc_digest()
     # A short path: munged's socket path must fit a unix socket name.
-    cluster_dir = Path(subprocess.check_output(["mktemp", "-d", "/tmp/pacs-slurm.XXXX"], text=True).strip())
-    up = subprocess.run(["bash", str(SCRIPT), "up", str(cluster_dir)], capture_output=True,
-                        text=True, timeout=180, check=False)
+    cluster_dir = Path(
+        subprocess.check_output(["mktemp", "-d", "/tmp/pacs-slurm.XXXX"], text=True).strip()
+    )
+    up = subprocess.run(
+        ["bash", str(SCRIPT), "up", str(cluster_dir)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     if up.returncode != 0:
-        logs = "".join(f"\n--- {p}\n{p.read_text()[-1500:]}" for p in sorted((cluster_dir / "log").glob("*")))
+        logs = "".join(
+            f"\n--- {p}\n{p.read_text()[-1500:]}" for p in sorted((cluster_dir / "log").glob("*"))
+        )
         subprocess.run(["bash", str(SCRIPT), "down", str(cluster_dir)], check=False, timeout=180)
         pytest.fail(f"tools/local_slurm.sh up failed:\n{up.stderr[-2000:]}{logs}")
     yield {"SLURM_CONF": str(cluster_dir / "etc" / "slurm.conf"), "dir": cluster_dir}
     subprocess.run(["bash", str(SCRIPT), "down", str(cluster_dir)], check=True, timeout=300)
     marked = [p for p in os.listdir("/proc") if p.isdigit() and _marked(p, cluster_dir)]
     assert not marked, f"cluster processes left after down: {marked}"
-    changed = {k for k in etc_before.keys() | etc_digest().keys()
-               if etc_before.get(k) != etc_digest().get(k)}
+    changed = {
+        k
+        for k in etc_before.keys() | etc_digest().keys()
+        if etc_before.get(k) != etc_digest().get(k)
+    }
     assert not changed, f"/etc changed while the cluster ran: {sorted(changed)}"
     shutil.rmtree(cluster_dir, ignore_errors=True)
 
 
 def _marked(pid: str, cluster_dir: Path) -> bool:
     try:
-        return f"PACS_LOCAL_SLURM={cluster_dir}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        return f"PACS_LOCAL_SLURM={cluster_dir}".encode() in Path(
+            f"/proc/{pid}/environ"
+        ).read_bytes().split(b"\0")
     except OSError:
         return False
 
@@ -117,8 +135,13 @@ def slurm_jobs(slurm_env):
     comment (the SLURM executor puts the rule's name there), node count."""
 
     def jobs() -> list[dict[str, str]]:
-        out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%T|%k|%D"], env=slurm_env,
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["squeue", "-h", "-t", "all", "-o", "%i|%T|%k|%D"],
+            env=slurm_env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         rows = [line.split("|") for line in out.splitlines() if line.strip()]
         return [{"id": r[0], "state": r[1], "comment": r[2], "nodes": r[3]} for r in rows]
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-
 pytestmark = pytest.mark.slow
 
 
@@ -21,11 +20,27 @@ def slurm_smoke(local_slurm_workflow, slurm_env):
     work = local_slurm_workflow
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--profile", "slurm", "--configfile", "configs/smoke.yaml",
-         # two jobs at a time on a 2-core host; status checks every 10 s, not 40
-         "--jobs", "2", "--slurm-init-seconds-before-status-checks", "10",
-         "--slurm-keep-successful-logs"],
-        cwd=work, env=slurm_env, capture_output=True, text=True, timeout=3000, check=False,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--profile",
+            "slurm",
+            "--configfile",
+            "configs/smoke.yaml",
+            # two jobs at a time on a 2-core host; status checks every 10 s, not 40
+            "--jobs",
+            "2",
+            "--slurm-init-seconds-before-status-checks",
+            "10",
+            "--slurm-keep-successful-logs",
+        ],
+        cwd=work,
+        env=slurm_env,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
     )
     print(f"snakemake --profile slurm (smoke): {time.monotonic() - started:.0f} s")
     (work / "snakemake.log").write_text(result.stdout + result.stderr)
@@ -37,8 +52,12 @@ def test_the_report_is_written(slurm_smoke):
     work, _ = slurm_smoke
     out = work / "paper_figures" / "smoke"
     readme = (out / "README.md").read_text()
-    for rel in ("tables/table1_pass1.csv", "tables/table3_diversity.csv",
-                "figures/fig3_eval_curve.png", "figures/fig5b_pca_tiny_synthetic.png"):
+    for rel in (
+        "tables/table1_pass1.csv",
+        "tables/table3_diversity.csv",
+        "figures/fig3_eval_curve.png",
+        "figures/fig5b_pca_tiny_synthetic.png",
+    ):
         assert (out / rel).stat().st_size > 0 and rel in readme, rel
     assert len(list((work / "results" / "smoke" / "train").glob("tiny/*/seed0/summary.json"))) == 7
 
@@ -52,12 +71,19 @@ def test_every_compute_rule_ran_as_a_completed_sbatch_job(slurm_smoke, slurm_job
     by_rule: dict[str, list[str]] = {}
     for job_id, path in submitted:
         slurm_log = Path(path) if Path(path).is_absolute() else work / path
-        rule = slurm_log.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("rule_")
+        rule = (
+            slurm_log.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("rule_")
+        )
         by_rule.setdefault(rule, []).append(job_id)
         text = slurm_log.read_text()  # the job's own Snakemake, run by the jobstep's srun
         assert "Finished jobid" in text and f"(Rule: {rule})" in text, text[-2000:]
     rules = {
-        "build_tiny_model", "sft_tiny_base", "train_tiny", "generate", "gather_samples", "grade",
+        "build_tiny_model",
+        "sft_tiny_base",
+        "train_tiny",
+        "generate",
+        "gather_samples",
+        "grade",
         "diversity",
     }
     assert set(by_rule) == rules, by_rule

@@ -63,8 +63,13 @@ def _wait_and_watch(job_id: str, env: dict, timeout: float) -> dict[str, set[str
         for proc_env in _job_processes(job_id, env["SLURM_CONF"]).values():
             if "RANK" in proc_env and "WORLD_SIZE" in proc_env and "SLURMD_NODENAME" in proc_env:
                 ranks.setdefault(proc_env["RANK"], set()).add(proc_env["SLURMD_NODENAME"])
-        state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], env=env,
-                               capture_output=True, text=True, check=False).stdout.strip()
+        state = subprocess.run(
+            ["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
         if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
             return ranks
         time.sleep(1.0)
@@ -75,16 +80,36 @@ def _wait_and_watch(job_id: str, env: dict, timeout: float) -> dict[str, set[str
 @pytest.fixture(scope="module")
 def two_node_run(tmp_path_factory, slurm_env):
     root = tmp_path_factory.mktemp("verl_2node")
-    prep = subprocess.run([sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG),
-                           "--out", str(root)], env=slurm_env, capture_output=True, text=True,
-                          timeout=900, check=False)
+    prep = subprocess.run(
+        [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG), "--out", str(root)],
+        env=slurm_env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert prep.returncode == 0, prep.stdout[-2000:] + prep.stderr[-2000:]
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "pacs.verl_plugin.launch.train", "--config", str(CONFIG), "--run", "pacs",
-        "--device", "cpu", "--train-file", str(root / "data" / "train.parquet"),
-        "--out", str(root / "train"), "--ray-port", str(port), "--no-finalize", "--",
-        f"actor_rollout_ref.model.path={root / 'model' / 'base'}", "trainer.total_training_steps=1",
+        sys.executable,
+        "-m",
+        "pacs.verl_plugin.launch.train",
+        "--config",
+        str(CONFIG),
+        "--run",
+        "pacs",
+        "--device",
+        "cpu",
+        "--train-file",
+        str(root / "data" / "train.parquet"),
+        "--out",
+        str(root / "train"),
+        "--ray-port",
+        str(port),
+        "--no-finalize",
+        "--",
+        f"actor_rollout_ref.model.path={root / 'model' / 'base'}",
+        "trainer.total_training_steps=1",
         f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_LOSS_DUMP_DIR={root / 'dump'}",
     ]
     batch = root / "job.sh"
@@ -92,17 +117,46 @@ def two_node_run(tmp_path_factory, slurm_env):
     address_before = ADDRESS_FILE.read_text() if ADDRESS_FILE.exists() else None
     started = time.monotonic()
     job_id = subprocess.run(
-        ["sbatch", "--parsable", "--nodes=2", "--cpus-per-task=16", "--gres=gpu:h200:1",
-         "--mem=8000", "-t", "60", "-o", str(root / "job.log"), "-D", str(root), str(batch)],
-        env=slurm_env, capture_output=True, text=True, check=True,
+        [
+            "sbatch",
+            "--parsable",
+            "--nodes=2",
+            "--cpus-per-task=16",
+            "--gres=gpu:h200:1",
+            "--mem=8000",
+            "-t",
+            "60",
+            "-o",
+            str(root / "job.log"),
+            "-D",
+            str(root),
+            str(batch),
+        ],
+        env=slurm_env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     ranks = _wait_and_watch(job_id, slurm_env, timeout=2400)
     print(f"2-node verl job {job_id}: {time.monotonic() - started:.0f} s")
-    state = subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], env=slurm_env,
-                           capture_output=True, text=True, check=False).stdout.strip()
+    state = subprocess.run(
+        ["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"],
+        env=slurm_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     log = (root / "job.log").read_text()
-    return {"root": root, "job": job_id, "conf": slurm_env["SLURM_CONF"], "state": state, "log": log, "ranks": ranks,
-            "port": port, "address_before": address_before}
+    return {
+        "root": root,
+        "job": job_id,
+        "conf": slurm_env["SLURM_CONF"],
+        "state": state,
+        "log": log,
+        "ranks": ranks,
+        "port": port,
+        "address_before": address_before,
+    }
 
 
 def test_the_job_trained_on_both_nodes(two_node_run):
@@ -110,7 +164,9 @@ def test_the_job_trained_on_both_nodes(two_node_run):
     assert two_node_run["state"] == "COMPLETED", log[-6000:]
     assert "Ray cluster at" in log and "2/2 nodes" in log, log[-3000:]
     launch = json.loads((two_node_run["root"] / "train" / "launch.json").read_text())
-    overrides = dict(a.split("=", 1) for a in launch["command"] if "=" in a and not a.startswith("-"))
+    overrides = dict(
+        a.split("=", 1) for a in launch["command"] if "=" in a and not a.startswith("-")
+    )
     assert overrides["trainer.nnodes"] == "2" and overrides["trainer.n_gpus_per_node"] == "1"
     assert overrides["+ray_kwargs.ray_init.address"].strip("'").endswith(f":{two_node_run['port']}")
     assert "ray_kwargs.ray_init.num_cpus" not in overrides  # 3: Ray's CPUs are the nodes'

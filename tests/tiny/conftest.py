@@ -108,9 +108,22 @@ def train_args(tiny_env):
     of a run on the session's tiny model and data (one thread); ``out=None`` leaves ``--out`` off."""
 
     def args(config, out, method="pacs", seed=0, *extra) -> list[str]:
-        argv = ["--config", str(config), "--method", method, "--seed", str(seed),
-                "--base", str(tiny_env["base"]), "--train-data", str(tiny_env["train"]),
-                "--eval-data", str(tiny_env["test"]), "--threads", "1"]
+        argv = [
+            "--config",
+            str(config),
+            "--method",
+            method,
+            "--seed",
+            str(seed),
+            "--base",
+            str(tiny_env["base"]),
+            "--train-data",
+            str(tiny_env["train"]),
+            "--eval-data",
+            str(tiny_env["test"]),
+            "--threads",
+            "1",
+        ]
         if out is not None:
             argv += ["--out", str(out)]
         return argv + [str(e) for e in extra]

@@ -73,17 +73,27 @@ def test_eval_is_seeded_and_leaves_the_global_rng_alone(tiny_env):
 def generate_reference(model, tokenizer, prompt_ids, n, max_new_tokens, temperature, top_p):
     """The sampler before the speed-up (main at 06a7e00): HF ``generate`` on the repeated prompts.
     Returns the full [B, P + R] ids."""
-    ids, mask = common.left_pad([list(p) for p in prompt_ids for _ in range(n)], tokenizer.pad_token_id)
+    ids, mask = common.left_pad(
+        [list(p) for p in prompt_ids for _ in range(n)], tokenizer.pad_token_id
+    )
     model.eval()
     with torch.no_grad():
         return model.generate(
-            input_ids=ids, attention_mask=mask, do_sample=True, temperature=temperature, top_k=0,
-            top_p=top_p, max_new_tokens=max_new_tokens, eos_token_id=tokenizer.eos_token_id,
+            input_ids=ids,
+            attention_mask=mask,
+            do_sample=True,
+            temperature=temperature,
+            top_k=0,
+            top_p=top_p,
+            max_new_tokens=max_new_tokens,
+            eos_token_id=tokenizer.eos_token_id,
             pad_token_id=tokenizer.pad_token_id,
         )
 
 
-@pytest.mark.parametrize("temperature, top_p, n, max_new", [(1.0, 1.0, 4, 20), (0.6, 0.95, 3, 20), (1.0, 1.0, 1, 6)])
+@pytest.mark.parametrize(
+    "temperature, top_p, n, max_new", [(1.0, 1.0, 4, 20), (0.6, 0.95, 3, 20), (1.0, 1.0, 1, 6)]
+)
 def test_sample_draws_the_tokens_generate_draws(tiny_env, temperature, top_p, n, max_new):
     """Same seed, same tokens, same RNG state afterwards as HF ``generate`` (the old sampler). In
     the first two cases most rows end at eos and some batches stop early; the third cuts every

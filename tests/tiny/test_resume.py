@@ -295,8 +295,11 @@ def test_temp_files_of_a_killed_run_are_removed_by_the_next(
 ):
     """A run killed mid-write leaves `.checkpoint.pt.*.tmp` (and the like); the next run of the
     folder deletes them, and leaves files that are not its own alone."""
-    stale = [run_copy / ".checkpoint.pt.k1l3d.tmp", run_copy / ".metrics.jsonl.x9.tmp",
-             run_copy / ".summary.json.ab.tmp"]
+    stale = [
+        run_copy / ".checkpoint.pt.k1l3d.tmp",
+        run_copy / ".metrics.jsonl.x9.tmp",
+        run_copy / ".summary.json.ab.tmp",
+    ]
     for path in stale:
         path.write_bytes(b"partial")
     (run_copy / ".model.q7z").mkdir()

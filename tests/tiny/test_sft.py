@@ -96,10 +96,17 @@ def test_sft_weights_do_not_depend_on_the_thread_count(tiny_env):
     weights = {}
     for threads in (1, 2):
         torch.set_num_threads(threads)
-        model = build_model(tok, seed=0, **{k: v for k, v in cfg["build"].items() if k != "vocab_size"})
+        model = build_model(
+            tok, seed=0, **{k: v for k, v in cfg["build"].items() if k != "vocab_size"}
+        )
         sft.run_sft(
-            model, tok, tiny_env["splits"]["sft"][:256], steps=3,
-            batch_size=cfg["sft"]["batch_size"], lr=cfg["sft"]["lr"], seed=0,
+            model,
+            tok,
+            tiny_env["splits"]["sft"][:256],
+            steps=3,
+            batch_size=cfg["sft"]["batch_size"],
+            lr=cfg["sft"]["lr"],
+            seed=0,
         )
         weights[threads] = model.state_dict()
     torch.set_num_threads(1)

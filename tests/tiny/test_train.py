@@ -253,10 +253,13 @@ def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path, tra
     assert json.loads((resumed / "summary.json").read_text())["resumed"] is True
 
 
-@pytest.mark.parametrize("ref, knobs, skipped", [
-    ("periodic", {"ref_reset_every": 2}, [True, False, True]),
-    ("fixed", {}, [True, False, False]),
-])
+@pytest.mark.parametrize(
+    "ref, knobs, skipped",
+    [
+        ("periodic", {"ref_reset_every": 2}, [True, False, True]),
+        ("fixed", {}, [True, False, False]),
+    ],
+)
 def test_reference_pass_is_skipped_only_when_it_equals_the_rollout(
     ref, knobs, skipped, tiny_env, small_config, monkeypatch
 ):

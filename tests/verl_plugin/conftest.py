@@ -99,16 +99,26 @@ SCONTROL_NODE = (
 )
 
 
-def scontrol_answers(job: str, nodes: list[str], nodelist: str, addrs: dict[str, str],
-                     cpus: int = 16, gpus: int = 8) -> dict[tuple[str, ...], str]:
+def scontrol_answers(
+    job: str, nodes: list[str], nodelist: str, addrs: dict[str, str], cpus: int = 16, gpus: int = 8
+) -> dict[tuple[str, ...], str]:
     """What `scontrol ARGS` prints for one job, keyed by ARGS."""
     record = SCONTROL_JOB.format(
-        job=job, nodelist=nodelist, head=nodes[0], nnodes=len(nodes), cpus=cpus,
-        total_cpus=cpus * len(nodes), last_cpu=cpus - 1, gpus=gpus, total_gpus=gpus * len(nodes),
+        job=job,
+        nodelist=nodelist,
+        head=nodes[0],
+        nnodes=len(nodes),
+        cpus=cpus,
+        total_cpus=cpus * len(nodes),
+        last_cpu=cpus - 1,
+        gpus=gpus,
+        total_gpus=gpus * len(nodes),
         last_gpu=gpus - 1,
     )
-    answers = {("show", "job", "-d", "-o", job): record,
-               ("show", "hostnames", nodelist): "".join(f"{n}\n" for n in nodes)}
+    answers = {
+        ("show", "job", "-d", "-o", job): record,
+        ("show", "hostnames", nodelist): "".join(f"{n}\n" for n in nodes),
+    }
     for node, addr in addrs.items():
         answers[("show", "node", "-o", node)] = SCONTROL_NODE.format(node=node, addr=addr)
     return answers
@@ -121,8 +131,12 @@ def fake_scontrol_run(answers: dict[tuple[str, ...], str]):
     def run(cmd, **kwargs):
         assert cmd[0] == "scontrol", cmd
         out = answers.get(tuple(cmd[1:]))
-        return subprocess.CompletedProcess(cmd, 0 if out is not None else 1, stdout=out or "",
-                                           stderr="" if out is not None else "unknown request")
+        return subprocess.CompletedProcess(
+            cmd,
+            0 if out is not None else 1,
+            stdout=out or "",
+            stderr="" if out is not None else "unknown request",
+        )
 
     return run
 

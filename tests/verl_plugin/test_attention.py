@@ -18,7 +18,9 @@ from pacs.verl_plugin.launch.devices import device_overrides
 from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
 REPO = Path(__file__).resolve().parents[2]
-VERL_CONFIGS = [p for p in sorted((REPO / "configs").glob("*.yaml")) if load_config(p)["engine"] == "verl"]
+VERL_CONFIGS = [
+    p for p in sorted((REPO / "configs").glob("*.yaml")) if load_config(p)["engine"] == "verl"
+]
 PIP_NAMES = {"flash_attn": "flash-attn", "flash_attn_interface": "flash-attn-3", "torch": "torch"}
 
 
@@ -72,7 +74,7 @@ def _environment() -> tuple[str, dict[str, str]]:
 
 @pytest.mark.parametrize("path", VERL_CONFIGS, ids=lambda p: p.stem)
 def test_environment_provides_the_configured_attention(path):
-    python, pip = _environment()
+    _python, pip = _environment()
     impl = load_profile(path).verl.attn_implementation
     assert PIP_NAMES[ATTN_PACKAGES[impl]] in pip, f"{path.name}: {impl} needs {ATTN_PACKAGES[impl]}"
 

@@ -344,8 +344,14 @@ def _verl_prompt_ids(c, tokenizer, tmp_path) -> list[int]:
 
     parquet = tmp_path / "train.parquet"
     pd.DataFrame(
-        [{"data_source": "t", "prompt": MESSAGES, "reward_model": {"ground_truth": "42"},
-          "extra_info": {"index": 0}}]
+        [
+            {
+                "data_source": "t",
+                "prompt": MESSAGES,
+                "reward_model": {"ground_truth": "42"},
+                "extra_info": {"index": 0},
+            }
+        ]
     ).to_parquet(parquet)
     dataset = RLHFDataset(data_files=str(parquet), tokenizer=tokenizer, config=c.data)
     assert len(dataset) == 1  # not filtered as overlong
@@ -368,7 +374,9 @@ def test_training_and_evaluation_render_the_same_prompt(
     c = compose(_overrides(cfg, "pacs", "qwen3_4b", tmp_path))
     assert c.data.apply_chat_template_kwargs.enable_thinking is thinking
     verl_ids = _verl_prompt_ids(c, thinking_tokenizer, tmp_path)
-    eval_text = render_prompt(thinking_tokenizer, MESSAGES, parse_profile(cfg).prompt.enable_thinking)
+    eval_text = render_prompt(
+        thinking_tokenizer, MESSAGES, parse_profile(cfg).prompt.enable_thinking
+    )
     assert thinking_tokenizer.decode(verl_ids) == eval_text
     assert verl_ids == thinking_tokenizer(eval_text, add_special_tokens=False)["input_ids"]
     assert eval_text.endswith("<|im_start|>assistant\n" if thinking else "<think>\n\n</think>\n\n")

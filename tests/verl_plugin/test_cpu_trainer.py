@@ -118,15 +118,7 @@ def smoke_run(tmp_path_factory):
         pytest.skip("ray is not installed in this environment")
     root = tmp_path_factory.mktemp("verl_smoke")
     _run(
-        [
-            sys.executable,
-            "-m",
-            "pacs.tiny.smoke",
-            "--config",
-            str(CONFIG),
-            "--out",
-            str(root),
-        ],
+        [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG), "--out", str(root)],
         root / "prepare.log",
     )
     _train(root, 2, root / "dump1", root / "train1.log", finalize=False)

@@ -23,7 +23,13 @@ STEPS = range(1, 31)
 EXTRA_RUNS = {
     "x_periodic3": {"method": "pacs", "ref": "periodic", "ref_reset_every": 3, "ablation": "ref"},
     "x_periodic1": {"method": "pacs", "ref": "periodic", "ref_reset_every": 1, "ablation": "ref"},
-    "x_fixed": {"method": "pacs", "ref": "fixed", "beta": 0.25, "score": "drgrpo", "ablation": "ref"},
+    "x_fixed": {
+        "method": "pacs",
+        "ref": "fixed",
+        "beta": 0.25,
+        "score": "drgrpo",
+        "ablation": "ref",
+    },
 }
 
 
@@ -38,10 +44,16 @@ def as_verl(profile: Profile) -> Profile:
     if profile.engine == "verl":
         return profile
     t = profile.train
-    train = dataclasses.replace(t, mini_batch_size=t.prompts_per_step // t.mini_batches,
-                                micro_batch_per_gpu=t.group_size, max_prompt_length=128)
-    models = {k: dataclasses.replace(m, hf_id=f"local/{k}", steps=t.steps)
-              for k, m in profile.models.items()}
+    train = dataclasses.replace(
+        t,
+        mini_batch_size=t.prompts_per_step // t.mini_batches,
+        micro_batch_per_gpu=t.group_size,
+        max_prompt_length=128,
+    )
+    models = {
+        k: dataclasses.replace(m, hf_id=f"local/{k}", steps=t.steps)
+        for k, m in profile.models.items()
+    }
     return dataclasses.replace(profile, engine="verl", train=train, models=models)
 
 
@@ -51,14 +63,19 @@ CASES = [(path, run) for path in CONFIGS for run in _profile(path).runs]
 def tiny_resets(settings: tt.Settings) -> list[int]:
     """Steps at which the tiny engine resets the reference (its optimizer is replaced)."""
     policy, ref = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
-    state = tt.State(policy, tt.make_optimizer(policy, 1e-3, settings), tt.PromptSampler(1, 0), ref=ref)
+    state = tt.State(
+        policy, tt.make_optimizer(policy, 1e-3, settings), tt.PromptSampler(1, 0), ref=ref
+    )
     fired = []
     for step in STEPS:
         before = state.optimizer
         tt.BRANCHES[settings.method].start_step(state, settings, step)
         if state.optimizer is not before:
             fired.append(step)
-            assert all(torch.equal(a, b) for a, b in zip(ref.state_dict().values(), policy.state_dict().values()))
+            assert all(
+                torch.equal(a, b)
+                for a, b in zip(ref.state_dict().values(), policy.state_dict().values())
+            )
     return fired
 
 
@@ -101,8 +118,17 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
     settings = tt.Settings.from_profile(profile, run)
     verl_profile = as_verl(profile)
     model = next(iter(verl_profile.models))
-    c = compose(build_overrides(verl_profile, verl_profile.run(run), model, 0,
-                                RunPaths("/t", "/t", tmp_path), ClusterShape(1, 8), "/l"))
+    c = compose(
+        build_overrides(
+            verl_profile,
+            verl_profile.run(run),
+            model,
+            0,
+            RunPaths("/t", "/t", tmp_path),
+            ClusterShape(1, 8),
+            "/l",
+        )
+    )
     actor = omega_conf_to_dataclass(c.actor_rollout_ref.actor)
     spec = settings.method
     assert spec is profile.runs[run].method  # both read the one object
@@ -112,19 +138,32 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
         assert type(loss.beta) is float and use_weight_from_config(c.algorithm) is spec.use_weight
         assert tiny_resets(settings) == verl_resets(c.algorithm)
         assert (c.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is not None) == (
-            spec.reference.needs_model)
+            spec.reference.needs_model
+        )
     else:
         assert isinstance(spec, (GrpoSpec, PpoSpec))
         assert actor.loss_agg_mode == spec.loss_agg_mode
         assert actor.clip_ratio_low == actor.clip_ratio_high == spec.clip_ratio
         if isinstance(spec, PpoSpec):
             assert (c.algorithm.gamma, c.algorithm.lam) == (spec.gamma, spec.lam)
-            assert c.critic.optim.lr == spec.critic_lr and c.critic.cliprange_value == spec.value_clip
+            assert (
+                c.critic.optim.lr == spec.critic_lr and c.critic.cliprange_value == spec.value_clip
+            )
     assert actor.optim.clip_grad == settings.grad_clip
 
 
 def test_the_reset_schedules_are_not_trivial():
     profile = _profile(CONFIGS[0])
-    assert tiny_resets(tt.Settings.from_profile(profile, "x_periodic3")) == [4, 7, 10, 13, 16, 19, 22, 25, 28]
+    assert tiny_resets(tt.Settings.from_profile(profile, "x_periodic3")) == [
+        4,
+        7,
+        10,
+        13,
+        16,
+        19,
+        22,
+        25,
+        28,
+    ]
     assert tiny_resets(tt.Settings.from_profile(profile, "x_periodic1")) == list(STEPS)[1:]
     assert tiny_resets(tt.Settings.from_profile(profile, "x_fixed")) == []

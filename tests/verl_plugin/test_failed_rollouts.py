@@ -120,7 +120,9 @@ def test_an_engine_that_keeps_failing_stops_the_step(monkeypatch):
     buffer = _buffer(
         monkeypatch, store, pacs=True, refill=lambda c: store.refill(c, 1, "failure"), max_refills=2
     )
-    with pytest.raises(RuntimeError, match=r"3 prompt groups had failed rollouts .* more than the 2"):
+    with pytest.raises(
+        RuntimeError, match=r"3 prompt groups had failed rollouts .* more than the 2"
+    ):
         buffer.sample(1, "train", 4)
 
 

@@ -33,13 +33,13 @@ def test_reset_schedule():
 
 def test_settings_validate_and_read_verl_config():
     read = schedule_from_algorithm_config
-    assert read(OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 5}})) == RefSchedule(
-        "periodic", 5
-    )
+    assert read(
+        OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 5}})
+    ) == RefSchedule("periodic", 5)
     assert read(OmegaConf.create({})) == RefSchedule("rollout", 1)
-    assert read(OmegaConf.create({"pacs": {"ref": "fixed", "ref_reset_every": None}})) == RefSchedule(
-        "fixed", 1
-    )
+    assert read(
+        OmegaConf.create({"pacs": {"ref": "fixed", "ref_reset_every": None}})
+    ) == RefSchedule("fixed", 1)
     with pytest.raises(ValueError, match=r"(?s)algorithm.pacs: .*ref"):
         read(OmegaConf.create({"pacs": {"ref": "sometimes"}}))
     with pytest.raises(ValueError, match="ref_reset_every"):
@@ -224,8 +224,13 @@ def test_trainer_builds_the_ref_worker_for_periodic(compose, tmp_path):
     profile = parse_profile(cfg)
     c = compose(
         build_overrides(
-            profile, profile.run("p"), "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path),
-            ClusterShape(1, 8), "/l",
+            profile,
+            profile.run("p"),
+            "qwen3_4b",
+            0,
+            RunPaths("/t", "/t", tmp_path),
+            ClusterShape(1, 8),
+            "/l",
         )
     )
     trainer = _trainer("periodic", 4)
@@ -274,19 +279,26 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
     """Registered as "pacs_sync", it must still get verl's *sync* replay buffer and data path."""
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
-    from pacs.verl_plugin.trainer import GroupRefillReplayBuffer
-
     from pacs.config import load_config, parse_profile
     from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
-    from pacs.verl_plugin.trainer import PACSTrainerSync
+    from pacs.verl_plugin.trainer import GroupRefillReplayBuffer, PACSTrainerSync
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "paper.yaml")
-    cfg["runs"]["p"] = {"method": "pacs", "ref": ref, **({"ref_reset_every": 4} if ref == "periodic" else {})}
+    cfg["runs"]["p"] = {
+        "method": "pacs",
+        "ref": ref,
+        **({"ref_reset_every": 4} if ref == "periodic" else {}),
+    }
     profile = parse_profile(cfg)
     c = compose(
         build_overrides(
-            profile, profile.run("p"), "qwen3_4b", 0, RunPaths("/t", "/t", tmp_path),
-            ClusterShape(1, 8), "/l",
+            profile,
+            profile.run("p"),
+            "qwen3_4b",
+            0,
+            RunPaths("/t", "/t", tmp_path),
+            ClusterShape(1, 8),
+            "/l",
         )
     )
     assert c.trainer.v1.trainer_mode == "pacs_sync"

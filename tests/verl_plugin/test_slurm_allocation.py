@@ -54,7 +54,10 @@ def two_nodes(scontrol):
 def test_allocation_is_the_jobs_not_the_launcher_steps(two_nodes):
     alloc = slurm.read_allocation(STEP_ENV, run=two_nodes)
     assert alloc == slurm.SlurmAllocation(
-        job_id="1", hostnames=("n1", "n2"), gpus_per_node=8, cpus_per_node=16,
+        job_id="1",
+        hostnames=("n1", "n2"),
+        gpus_per_node=8,
+        cpus_per_node=16,
         head_address="127.0.0.1",
     )
     assert alloc.workers == ("n2",)
@@ -96,8 +99,13 @@ def test_a_cluster_short_of_the_allocation_is_refused(gpus):
 
 def test_training_does_not_start_on_a_short_cluster(tmp_path, spawner):
     cluster = slurm.RayCluster(
-        _alloc(), tmp_path, resolve=lambda h: h, popen=spawner,
-        probe=lambda a: slurm.RayNodes((8.0, 4.0)), poll_s=0.01, stop_grace_s=5,
+        _alloc(),
+        tmp_path,
+        resolve=lambda h: h,
+        popen=spawner,
+        probe=lambda a: slurm.RayNodes((8.0, 4.0)),
+        poll_s=0.01,
+        stop_grace_s=5,
     )
     with pytest.raises(RuntimeError, match="holds 2 node"), cluster:
         pytest.fail("entered a cluster with half the GPUs of a node")
@@ -151,7 +159,9 @@ def _fake_ray(ray_node, tmp_path, monkeypatch) -> tuple[Path, Path]:
     script = tmp_path / "fake_ray.py"
     script.write_text(FAKE_RAY)
     monkeypatch.setattr(ray_node, "ADDRESS_FILE", addr_file)
-    monkeypatch.setattr(ray_node, "ray_command", lambda: [sys.executable, str(script), str(addr_file), str(pids)])
+    monkeypatch.setattr(
+        ray_node, "ray_command", lambda: [sys.executable, str(script), str(addr_file), str(pids)]
+    )
     monkeypatch.setattr(ray_node, "GRACE_S", 5.0)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setenv("ROCR_VISIBLE_DEVICES", "0")
@@ -159,7 +169,11 @@ def _fake_ray(ray_node, tmp_path, monkeypatch) -> tuple[Path, Path]:
 
 
 def _all_gone(pids: list[int]) -> bool:
-    return not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    return not [
+        p
+        for p in pids
+        if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+    ]
 
 
 @pytest.mark.parametrize("how", ["stop file", "SIGTERM"])
@@ -176,7 +190,9 @@ def test_a_ray_node_stops_its_whole_tree_and_its_address_file(how, ray_node, tmp
     threading.Thread(target=trigger, daemon=True).start()
     before = signal.getsignal(signal.SIGTERM)
     try:
-        code = ray_node.main([f"--stop-file={stop}", "--", "start", "--head", "--port=6399", "--block"])
+        code = ray_node.main(
+            [f"--stop-file={stop}", "--", "start", "--head", "--port=6399", "--block"]
+        )
     finally:
         signal.signal(signal.SIGTERM, before)
     tree = [int(p) for p in pids.read_text().split()]
@@ -202,8 +218,7 @@ def test_cluster_stop_signals_every_node_through_the_stop_file(tmp_path):
     exits when the file appears), nothing is left running, the file is gone afterwards."""
     stop_file = tmp_path / f"ray-stop-{_alloc().job_id}"
     waiter = (
-        "import os, sys, time\n"
-        f"while not os.path.exists({str(stop_file)!r}): time.sleep(0.05)\n"
+        f"import os, sys, time\nwhile not os.path.exists({str(stop_file)!r}): time.sleep(0.05)\n"
     )
     started = []
 
@@ -211,8 +226,14 @@ def test_cluster_stop_signals_every_node_through_the_stop_file(tmp_path):
         started.append(subprocess.Popen([sys.executable, "-c", waiter]))
         return started[-1]
 
-    with slurm.RayCluster(_alloc(), tmp_path, resolve=lambda h: h, popen=popen,
-                          probe=lambda a: slurm.RayNodes((8.0, 8.0)), poll_s=0.01):
+    with slurm.RayCluster(
+        _alloc(),
+        tmp_path,
+        resolve=lambda h: h,
+        popen=popen,
+        probe=lambda a: slurm.RayNodes((8.0, 8.0)),
+        poll_s=0.01,
+    ):
         assert all(p.poll() is None for p in started)
     assert [p.returncode for p in started] == [0, 0]  # ended by the file, not killed
     assert not stop_file.exists()
@@ -226,7 +247,10 @@ def test_ray_nodes_and_their_clients_agree_on_token_auth(tmp_path):
     (tmp_path / ".ray").mkdir()
     (tmp_path / ".ray" / "auth_token").write_text("x" * 32)
     assert slurm.with_ray_auth_mode({}, home=tmp_path)["RAY_AUTH_MODE"] == "token"
-    assert slurm.with_ray_auth_mode({"RAY_AUTH_MODE": "disabled"}, home=tmp_path)["RAY_AUTH_MODE"] == "disabled"
+    assert (
+        slurm.with_ray_auth_mode({"RAY_AUTH_MODE": "disabled"}, home=tmp_path)["RAY_AUTH_MODE"]
+        == "disabled"
+    )
     step, driver = slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=True)
     assert step["RAY_AUTH_MODE"] == driver["RAY_AUTH_MODE"]
 
@@ -241,8 +265,11 @@ def test_every_ray_process_we_start_gets_the_raised_start_deadlines():
     binary = raylet.read_bytes()
     for key in slurm.RAY_START_DEADLINES:
         assert key.encode() in binary, f"{key}: not a config key of {raylet}"
-    envs = (slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=False),
-            slurm.verl_env(STEP_ENV, multi_node=True))
+    envs = (
+        slurm.ray_step_env(STEP_ENV),
+        slurm.verl_env(STEP_ENV, multi_node=False),
+        slurm.verl_env(STEP_ENV, multi_node=True),
+    )
     for env in envs:
         assert env["RAY_agent_register_timeout_ms"] == "300000"
         assert env["RAY_worker_register_timeout_seconds"] == "300"
@@ -256,8 +283,10 @@ def test_every_ray_process_we_start_gets_the_raised_start_deadlines():
 def test_cpu_on_several_nodes_gives_ray_init_no_resources(compose, two_nodes, tmp_path):
     alloc = slurm.read_allocation(STEP_ENV, run=two_nodes)
     cluster = slurm.RayCluster(alloc, tmp_path, resolve=lambda h: h)
-    cfg = compose(devices.device_overrides("cpu", 2 * alloc.gpus_per_node, cluster.address)
-                  + [f"+ray_kwargs.ray_init.address={cluster.address}"])
+    cfg = compose(
+        devices.device_overrides("cpu", 2 * alloc.gpus_per_node, cluster.address)
+        + [f"+ray_kwargs.ray_init.address={cluster.address}"]
+    )
     assert cfg.ray_kwargs.ray_init.num_cpus is None and "num_gpus" not in cfg.ray_kwargs.ray_init
     assert cfg.trainer.device == "cpu"
     for cmd in cluster.commands():  # each node's logical CPUs: the job's CPUs there
@@ -271,7 +300,9 @@ def test_cpu_on_several_nodes_gives_ray_init_no_resources(compose, two_nodes, tm
 
 def test_rocr_visible_devices_is_dropped_beside_cuda():
     for env in (slurm.ray_step_env(STEP_ENV), slurm.verl_env(STEP_ENV, multi_node=False)):
-        assert "ROCR_VISIBLE_DEVICES" not in env and env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+        assert (
+            "ROCR_VISIBLE_DEVICES" not in env and env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+        )
     rocm_only = {"ROCR_VISIBLE_DEVICES": "0,1"}  # an AMD node: ROCR alone is kept
     assert slurm.without_rocr(rocm_only) == rocm_only
 
@@ -304,7 +335,9 @@ def test_the_jobsteps_srun_keeps_slurm_conf(monkeypatch):
 
     calls = []
     fake_subprocess = SimpleNamespace(
-        Popen=lambda call, **kw: calls.append(kw["env"]) or SimpleNamespace(wait=lambda: 0, stdin=None),
+        Popen=lambda call, **kw: (
+            calls.append(kw["env"]) or SimpleNamespace(wait=lambda: 0, stdin=None)
+        ),
         PIPE=subprocess.PIPE,
     )
     monkeypatch.setattr(jobstep, "subprocess", fake_subprocess)
@@ -314,6 +347,7 @@ def test_the_jobsteps_srun_keeps_slurm_conf(monkeypatch):
         monkeypatch.setenv(key, value)
     assert slurm_profile.keep_slurm_config_in_jobsteps(jobstep) is True
     assert slurm_profile.keep_slurm_config_in_jobsteps(jobstep) is True  # twice: wrapped once
+
     class Job:  # the attributes the plugin reads (hashable, as Snakemake's jobs are)
         name, threads, resources = "train_verl", 1, ResourceList(fromdict={"nodes": 2})
 

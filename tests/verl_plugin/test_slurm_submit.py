@@ -21,10 +21,10 @@ from pacs.verl_plugin.cluster import slurm
 
 sm_slurm = pytest.importorskip("snakemake_executor_plugin_slurm")
 jobstep = pytest.importorskip("snakemake_executor_plugin_slurm_jobstep")
-from snakemake.iocontainers import ResourceList  # noqa: E402 - after importorskip
-from snakemake_executor_plugin_slurm.submit_string import get_submit_command  # noqa: E402 - after importorskip
-from snakemake_executor_plugin_slurm.utils import set_gres_string  # noqa: E402 - after importorskip
-from snakemake_executor_plugin_slurm.validation import validate_slurm_extra  # noqa: E402 - after importorskip
+from snakemake.iocontainers import ResourceList
+from snakemake_executor_plugin_slurm.submit_string import get_submit_command
+from snakemake_executor_plugin_slurm.utils import set_gres_string
+from snakemake_executor_plugin_slurm.validation import validate_slurm_extra
 
 JOB_EXEC = "python -m snakemake --mode remote <job>"  # what format_job_exec returns; not ours
 NODES = {"qwen3_4b": ("gpu01",), "qwen3_8b": ("gpu01", "gpu02")}
@@ -45,7 +45,12 @@ def train_resources(workflow_copy) -> dict[str, dict]:
     }
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--profile", "slurm"],
-        cwd=workflow_copy, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=workflow_copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     found = {}
@@ -185,19 +190,23 @@ EXPECTED_JOBSTEP = {
     # with no --gpus the step gets every GPU the job has there (SLURM's default for GRES).
     "qwen3_8b": f"srun -n1 --cpu-bind=q --cpus-per-task=96 --nodes=2 {JOB_EXEC}",
 }
+
+
 def expected_ray(model: str, run_dir: Path) -> list[str]:
     """Our Ray srun steps: each node whole (its CPUs and GPUs), Ray under our supervisor."""
     if model == "qwen3_4b":
         return []  # one node: verl starts its own local Ray
-    node = (
-        f"{sys.executable} -m pacs.verl_plugin.cluster.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
-    )
+    node = f"{sys.executable} -m pacs.verl_plugin.cluster.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
     res = "--num-cpus=96 --num-gpus=8 --disable-usage-stats --block"
     return [
-        "srun --nodes=1 --ntasks=1 --nodelist=gpu01 --overlap --cpus-per-task=96 --gres=gpu:8 "
-        f"{node} --head --node-ip-address=10.1.0.1 --port=6379 --include-dashboard=false {res}",
-        "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=gpu02 --overlap "
-        f"--cpus-per-task=96 --gres=gpu:8 {node} --address=10.1.0.1:6379 {res}",
+        (
+            "srun --nodes=1 --ntasks=1 --nodelist=gpu01 --overlap --cpus-per-task=96 --gres=gpu:8 "
+            f"{node} --head --node-ip-address=10.1.0.1 --port=6379 --include-dashboard=false {res}"
+        ),
+        (
+            "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=gpu02 --overlap "
+            f"--cpus-per-task=96 --gres=gpu:8 {node} --address=10.1.0.1:6379 {res}"
+        ),
     ]
 
 
@@ -242,8 +251,15 @@ def test_ray_steps_drop_the_launchers_step_variables_as_the_jobstep_does(
     added = {"RAY_AUTH_MODE", *slurm.RAY_START_DEADLINES}
     assert {k: v for k, v in ours.items() if k not in added} == jobstep_env
     assert ours["RAY_AUTH_MODE"] in ("token", "disabled")
-    for dropped in ("SLURM_NNODES", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK", "SLURM_NODELIST",
-                    "SLURM_STEP_ID", "SLURM_CPU_BIND", "SRUN_DEBUG"):
+    for dropped in (
+        "SLURM_NNODES",
+        "SLURM_NTASKS",
+        "SLURM_CPUS_PER_TASK",
+        "SLURM_NODELIST",
+        "SLURM_STEP_ID",
+        "SLURM_CPU_BIND",
+        "SRUN_DEBUG",
+    ):
         assert dropped not in ours, dropped
     assert ours["SLURM_JOB_ID"] == "4242" and ours["HF_HUB_OFFLINE"] == "1"
 
@@ -270,8 +286,13 @@ def test_ray_cluster_starts_its_steps_with_the_cleaned_environment(tmp_path):
     alloc = slurm.SlurmAllocation("4242", ("gpu01", "gpu02"), 8, 96)
     env = launcher_env(("gpu01", "gpu02"))
     with slurm.RayCluster(
-        alloc, tmp_path, resolve=lambda h: "10.1.0.1", popen=popen,
-        probe=lambda a: slurm.RayNodes((8.0, 8.0)), env=env, stop_grace_s=0.1,
+        alloc,
+        tmp_path,
+        resolve=lambda h: "10.1.0.1",
+        popen=popen,
+        probe=lambda a: slurm.RayNodes((8.0, 8.0)),
+        env=env,
+        stop_grace_s=0.1,
     ):
         pass
     assert len(started) == 2

@@ -135,8 +135,11 @@ def test_multi_node_outside_slurm_needs_a_ray_address(tmp_path):
 def two_node_job(monkeypatch, scontrol):
     """Job 4242 on gpu01-gpu02 with 4 GPUs per node, as scontrol reports it (the launcher's own
     step variables name its first node only)."""
-    scontrol.install(scontrol.answers("4242", ["gpu01", "gpu02"], "gpu[01-02]",
-                                      {"gpu01": "gpu01-ib"}, cpus=32, gpus=4))
+    scontrol.install(
+        scontrol.answers(
+            "4242", ["gpu01", "gpu02"], "gpu[01-02]", {"gpu01": "gpu01-ib"}, cpus=32, gpus=4
+        )
+    )
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu01")
     monkeypatch.setenv("SLURM_NNODES", "1")
@@ -146,7 +149,10 @@ def two_node_job(monkeypatch, scontrol):
 def test_read_allocation_from_scontrol(two_node_job):
     alloc = slurm.read_allocation()
     assert alloc == slurm.SlurmAllocation(
-        job_id="4242", hostnames=("gpu01", "gpu02"), gpus_per_node=4, cpus_per_node=32,
+        job_id="4242",
+        hostnames=("gpu01", "gpu02"),
+        gpus_per_node=4,
+        cpus_per_node=32,
         head_address="gpu01-ib",
     )
     assert alloc.head == "gpu01" and alloc.workers == ("gpu02",)
@@ -183,17 +189,42 @@ def test_dry_run_inside_a_two_node_allocation(two_node_job, capsys, tmp_path, co
         "--out",
         tmp_path,
     )
-    ray_node = [sys.executable, "-m", "pacs.verl_plugin.cluster.ray_node",
-                f"--stop-file={tmp_path.resolve() / 'ray-stop-4242'}", "--", "start"]
+    ray_node = [
+        sys.executable,
+        "-m",
+        "pacs.verl_plugin.cluster.ray_node",
+        f"--stop-file={tmp_path.resolve() / 'ray-stop-4242'}",
+        "--",
+        "start",
+    ]
     node = ["--num-cpus=32", "--num-gpus=4", "--disable-usage-stats", "--block"]
     assert head == [
-        "srun", "--nodes=1", "--ntasks=1", "--nodelist=gpu01", "--overlap",
-        "--cpus-per-task=32", "--gres=gpu:4", *ray_node,
-        "--head", "--node-ip-address=10.1.0.1", "--port=6379", "--include-dashboard=false", *node,
+        "srun",
+        "--nodes=1",
+        "--ntasks=1",
+        "--nodelist=gpu01",
+        "--overlap",
+        "--cpus-per-task=32",
+        "--gres=gpu:4",
+        *ray_node,
+        "--head",
+        "--node-ip-address=10.1.0.1",
+        "--port=6379",
+        "--include-dashboard=false",
+        *node,
     ]
     assert worker == [
-        "srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=gpu02", "--overlap",
-        "--cpus-per-task=32", "--gres=gpu:4", *ray_node, "--address=10.1.0.1:6379", *node,
+        "srun",
+        "--nodes=1",
+        "--ntasks=1",
+        "--ntasks-per-node=1",
+        "--nodelist=gpu02",
+        "--overlap",
+        "--cpus-per-task=32",
+        "--gres=gpu:4",
+        *ray_node,
+        "--address=10.1.0.1:6379",
+        *node,
     ]
     c = compose(cmd[3:])
     assert (c.trainer.nnodes, c.trainer.n_gpus_per_node, c.ray_kwargs.ray_init.address) == (

@@ -38,7 +38,7 @@ def test_installed_verl_is_the_supported_one():
     import verl
 
     assert verl.__version__ == SUPPORTED_VERL
-    import pacs.verl_plugin.register as register
+    from pacs.verl_plugin import register
 
     assert register.REGISTERED and register.VERSION_PROBLEM is None
 
@@ -47,7 +47,11 @@ def test_unsupported_verl_registers_nothing_and_does_not_break_import():
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERL_USE_EXTERNAL")}
     env["VERL_USE_EXTERNAL_PLUGINS"] = "none"  # so the script imports the plugin after the patch
     result = subprocess.run(
-        [sys.executable, "-c", UPGRADED], env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", UPGRADED],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
         check=False,
     )
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]

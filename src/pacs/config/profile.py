@@ -24,15 +24,7 @@ from pacs.config.sections import (
     TrainSpec,
     VerlSpec,
 )
-from pacs.methods import (
-    METHOD_NAMES,
-    MethodSpec,
-    PacsSpec,
-    PositiveInt,
-    Str,
-    spec,
-    spec_class,
-)
+from pacs.methods import METHOD_NAMES, MethodSpec, PacsSpec, PositiveInt, Str, spec, spec_class
 
 ABLATIONS = ("main", "beta", "score", "weight", "ref")
 

@@ -123,7 +123,7 @@ def math_row(
 
 
 def _row_name(where: int | tuple[str, int]) -> str:
-    """"row 3" for index 2; "b.jsonl row 3" for (file, index 2)."""
+    """ "row 3" for index 2; "b.jsonl row 3" for (file, index 2)."""
     if isinstance(where, tuple):
         return f"{Path(where[0]).name} row {where[1] + 1}"
     return f"row {where + 1}"

@@ -79,8 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-steps", type=int, default=2)
     p.add_argument("--max-steps", type=int, default=3)
     p.add_argument("--max-operand", type=int, default=50)
-    p.add_argument("--task", choices=("arithmetic", "paths"), default="arithmetic",
-                   help="arithmetic or paths (pacs.data.synthetic)")
+    p.add_argument(
+        "--task",
+        choices=("arithmetic", "paths"),
+        default="arithmetic",
+        help="arithmetic or paths (pacs.data.synthetic)",
+    )
     p.add_argument("--min-terms", type=int, default=3, help="paths: fewest quantities")
     p.add_argument("--max-terms", type=int, default=3, help="paths: most quantities")
     return parser

@@ -120,7 +120,8 @@ def check_manifest(data_path: str | Path, required: bool = False) -> dict[str, A
     problem = _mismatch(manifest, data_path)
     if problem:
         raise DataError(
-            path, f"does not describe {data_path}: {problem} (an interrupted write? prepare it again)"
+            path,
+            f"does not describe {data_path}: {problem} (an interrupted write? prepare it again)",
         )
     return manifest
 

@@ -248,9 +248,7 @@ def check_nonempty(
 
 
 def convert_livecodebench(
-    records: Sequence[dict[str, Any]],
-    file: Any,
-    window: tuple[date, date] | None = PAPER_WINDOW,
+    records: Sequence[dict[str, Any]], file: Any, window: tuple[date, date] | None = PAPER_WINDOW
 ) -> tuple[list[dict[str, Any]], int]:
     """Rows with ``window[0] <= contest_date < window[1]`` (all rows if ``window`` is None) and
     the number of rows left out by the window."""

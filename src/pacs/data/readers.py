@@ -40,9 +40,9 @@ def _decode(path: Path, data: bytes, index: int | None = None, encoding: str = "
     except UnicodeDecodeError as err:
         if index is None:  # a whole file: name the line the bad byte is on
             line = data.count(b"\n", 0, err.start) + 1
-            message = f"not UTF-8: byte {data[err.start:err.start + 1]!r} on line {line}"
+            message = f"not UTF-8: byte {data[err.start : err.start + 1]!r} on line {line}"
         else:
-            message = f"not UTF-8: byte {data[err.start:err.start + 1]!r} at byte {err.start + 1}"
+            message = f"not UTF-8: byte {data[err.start : err.start + 1]!r} at byte {err.start + 1}"
         raise DataError(path, message, index) from None
 
 

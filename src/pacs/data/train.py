@@ -52,7 +52,9 @@ def convert_deepscaler(
     rows = []
     for i, rec in enumerate(records):
         problem = require_str(file, i, rec, "problem")
-        answer = normalize_answer(require(file, i, rec, "answer"), file=file, index=i, field="answer")
+        answer = normalize_answer(
+            require(file, i, rec, "answer"), file=file, index=i, field="answer"
+        )
         rows.append(
             {
                 "data_source": DATA_SOURCE,

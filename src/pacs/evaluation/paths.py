@@ -123,7 +123,9 @@ def load_quantities(path: str | Path) -> dict[str, list[int]]:
         pid = require(row, "problem_id", str, path, line)
         values = require(row, "quantities", list, path, line)
         if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            raise FormatError(f"{path}:{line}: field 'quantities' must be a non-empty list of integers")
+            raise FormatError(
+                f"{path}:{line}: field 'quantities' must be a non-empty list of integers"
+            )
         out[pid] = values
     return out
 
@@ -134,19 +136,27 @@ def collect(graded: str | Path, quantities: dict[str, list[int]]) -> dict[str, d
     for line, row in iter_jsonl(graded):
         pid = require(row, "problem_id", str, graded, line)
         if pid not in quantities:
-            raise FormatError(f"{graded}:{line}: field 'problem_id' {pid!r} is not in the benchmark file")
+            raise FormatError(
+                f"{graded}:{line}: field 'problem_id' {pid!r} is not in the benchmark file"
+            )
         score = require(row, "score", (int, float), graded, line)
         rows.setdefault(pid, []).append(
-            (require(row, "sample_idx", int, graded, line), is_correct(score),
-             require(row, "response", str, graded, line))
+            (
+                require(row, "sample_idx", int, graded, line),
+                is_correct(score),
+                require(row, "response", str, graded, line),
+            )
         )
     out = {}
     for pid, samples in rows.items():
         samples.sort()
         paths = [parse_path(text, quantities[pid]) for _, ok, text in samples if ok]
-        out[pid] = {"n": len(samples), "c": len(paths),
-                    "paths": ["-".join(map(str, p)) for p in paths if p is not None],
-                    "unparsed_correct": sum(p is None for p in paths)}
+        out[pid] = {
+            "n": len(samples),
+            "c": len(paths),
+            "paths": ["-".join(map(str, p)) for p in paths if p is not None],
+            "unparsed_correct": sum(p is None for p in paths),
+        }
     return out
 
 
@@ -163,16 +173,24 @@ def summarize(per_problem: dict[str, dict[str, Any]], subsample: int) -> dict[st
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m pacs.evaluation.paths", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m pacs.evaluation.paths", description=__doc__.split("\n")[0]
+    )
     p.add_argument("--graded", required=True, type=Path)
-    p.add_argument("--benchmark-file", required=True, type=Path, help="paths-task rows with quantities")
+    p.add_argument(
+        "--benchmark-file", required=True, type=Path, help="paths-task rows with quantities"
+    )
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--benchmark", default="synthetic")
     p.add_argument("--model", required=True)
     p.add_argument("--run", required=True)
     p.add_argument("--seed", required=True, type=int)
-    p.add_argument("--subsample", type=int, default=DEFAULT_SUBSAMPLE,
-                   help="sample size of path_entropy_sub (first this many parsed correct)")
+    p.add_argument(
+        "--subsample",
+        type=int,
+        default=DEFAULT_SUBSAMPLE,
+        help="sample size of path_entropy_sub (first this many parsed correct)",
+    )
     args = p.parse_args(argv)
     if args.subsample < 2:
         p.error(f"--subsample must be >= 2, got {args.subsample}")
@@ -182,12 +200,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     per_problem = collect(args.graded, load_quantities(args.benchmark_file))
-    doc = {"benchmark": args.benchmark, "model": args.model, "run": args.run, "seed": args.seed,
-           "n_problems": len(per_problem), **summarize(per_problem, args.subsample),
-           "per_problem": per_problem}
+    doc = {
+        "benchmark": args.benchmark,
+        "model": args.model,
+        "run": args.run,
+        "seed": args.seed,
+        "n_problems": len(per_problem),
+        **summarize(per_problem, args.subsample),
+        "per_problem": per_problem,
+    }
     write_json(args.out, doc)
-    print(f"paths: {args.run} seed {args.seed}: diversity {doc['path_diversity']}, "
-          f"entropy {doc['path_entropy']} over {doc['path_diversity_problems']} problems -> {args.out}")
+    print(
+        f"paths: {args.run} seed {args.seed}: diversity {doc['path_diversity']}, "
+        f"entropy {doc['path_entropy']} over {doc['path_diversity_problems']} problems -> {args.out}"
+    )
     return doc
 
 

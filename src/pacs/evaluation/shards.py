@@ -87,7 +87,10 @@ def read_shard(path: Path, pids: Sequence[str], n: int) -> list[dict]:
     expected = [(pid, j) for pid in pids for j in range(n)]
     got = [(row.get("problem_id"), row.get("sample_idx")) for row in rows]
     if got != expected:
-        bad = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
+        bad = next(
+            (i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
+            min(len(got), len(expected)),
+        )
         found = got[bad] if bad < len(got) else "end of file"
         want = expected[bad] if bad < len(expected) else "end of file"
         raise FormatError(
@@ -99,8 +102,12 @@ def read_shard(path: Path, pids: Sequence[str], n: int) -> list[dict]:
 
 
 def gather(
-    shards: Sequence[Path], benchmark_file: Path, n: int, out: Path,
-    shard_size: int | None = None, limit: int | None = None,
+    shards: Sequence[Path],
+    benchmark_file: Path,
+    n: int,
+    out: Path,
+    shard_size: int | None = None,
+    limit: int | None = None,
 ) -> Path:
     """Check every shard against its share of the benchmark and write their rows to ``out``."""
     pids = [row["problem_id"] for row in load_benchmark(benchmark_file)[:limit]]

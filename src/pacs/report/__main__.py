@@ -23,22 +23,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pacs.report", description=__doc__)
     p.add_argument("--config", required=True, type=Path, help="profile config (configs/*.yaml)")
     p.add_argument("--results", required=True, type=Path, help="results/<profile> folder")
-    p.add_argument("--out", required=True, type=Path, help="output folder, e.g. paper_figures/<profile>")
-    p.add_argument("--paper-numbers", type=Path, default=PAPER_CSV,
-                   help="the paper's numbers (default: the packaged paper_numbers.csv)")
-    p.add_argument("--skip-figures", action="store_true",
-                   help="write tables and README only (figures of an earlier run are removed: "
-                        "they could be stale)")
+    p.add_argument(
+        "--out", required=True, type=Path, help="output folder, e.g. paper_figures/<profile>"
+    )
+    p.add_argument(
+        "--paper-numbers",
+        type=Path,
+        default=PAPER_CSV,
+        help="the paper's numbers (default: the packaged paper_numbers.csv)",
+    )
+    p.add_argument(
+        "--skip-figures",
+        action="store_true",
+        help="write tables and README only (figures of an earlier run are removed: "
+        "they could be stale)",
+    )
     return p.parse_args(argv)
 
 
-def build_report(config: Path, results: Path, out: Path, *, paper_numbers: Path = PAPER_CSV,
-                 figures: bool = True) -> OutputLog:
+def build_report(
+    config: Path, results: Path, out: Path, *, paper_numbers: Path = PAPER_CSV, figures: bool = True
+) -> OutputLog:
     """Load everything, write every table and figure that can be honest, then the README."""
     spec = load_profile(config)
     res = load_results(results)
-    ctx = ReportContext(spec, res, load_paper_numbers(paper_numbers), config_path=config,
-                        results_path=results)
+    ctx = ReportContext(
+        spec, res, load_paper_numbers(paper_numbers), config_path=config, results_path=results
+    )
     log = OutputLog(Path(out))
     write_tables(ctx, log)
     write_claims(ctx, log, figures=figures)  # only for configs with a claims: block
@@ -51,8 +62,10 @@ def build_report(config: Path, results: Path, out: Path, *, paper_numbers: Path 
     missing = ctx.missing_results()
     if missing:
         shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
-        log.skip(f"pass@k of {len(missing)} evaluation(s) the experiment matrix expects ({shown})",
-                 "no passk.json under the results folder")
+        log.skip(
+            f"pass@k of {len(missing)} evaluation(s) the experiment matrix expects ({shown})",
+            "no passk.json under the results folder",
+        )
     for run in ctx.unknown_runs:
         log.skip(f"results of run {run!r}", "the config has no such run (its meaning is unknown)")
     log.remove_stale()
@@ -66,25 +79,32 @@ def readme_header(ctx: ReportContext, res) -> list[str]:
     return [
         f"# PACS reproduction report: profile `{ctx.profile}`",
         "",
-        (f"Written by `python -m pacs.report --config {ctx.config_path} --results {ctx.results_path}` "
-        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, by the code of {code_version()}."),
+        (
+            f"Written by `python -m pacs.report --config {ctx.config_path} --results {ctx.results_path}` "
+            f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, by the code of {code_version()}."
+        ),
         "",
         f"Inputs read under `{ctx.results_path}`: {counts} (globs: {globs}).",
         "",
-        ("Numbers are percentages unless stated (diversity D, seconds). With several seeds a cell is "
-        "mean ± sample std across seeds, and tables say how many seeds. Rows or bars labelled "
-        "'paper' are the paper's own numbers (src/pacs/report/paper_numbers.csv, each cited); "
-        "'reference only' marks them where our model is not the paper's, which is not a "
-        "comparison of equal things. † marks a paper k label that is inferred."),
+        (
+            "Numbers are percentages unless stated (diversity D, seconds). With several seeds a cell is "
+            "mean ± sample std across seeds, and tables say how many seeds. Rows or bars labelled "
+            "'paper' are the paper's own numbers (src/pacs/report/paper_numbers.csv, each cited); "
+            "'reference only' marks them where our model is not the paper's, which is not a "
+            "comparison of equal things. † marks a paper k label that is inferred."
+        ),
     ]
 
 
 def code_version(where: Path = Path(__file__).parent) -> str:
     """The git commit of the code at ``where`` (and whether tracked files differ from it), so a
     report says what made it; a copy outside git says that instead."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
-                              check=True, timeout=30).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(where), *args], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+
     try:
         commit = git("rev-parse", "HEAD")
         edited = git("status", "--porcelain", "--untracked-files=no")
@@ -96,13 +116,20 @@ def code_version(where: Path = Path(__file__).parent) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        log = build_report(args.config, args.results, args.out, paper_numbers=args.paper_numbers,
-                           figures=not args.skip_figures)
+        log = build_report(
+            args.config,
+            args.results,
+            args.out,
+            paper_numbers=args.paper_numbers,
+            figures=not args.skip_figures,
+        )
     except (FormatError, FileNotFoundError, ValueError) as exc:  # malformed or missing input
         print(f"pacs.report: error: {exc}", file=sys.stderr)
         return 2
-    print(f"pacs.report: wrote {len(log.written) + 1} files to {args.out} "
-          f"({len(log.skipped)} not produced; see README.md)")
+    print(
+        f"pacs.report: wrote {len(log.written) + 1} files to {args.out} "
+        f"({len(log.skipped)} not produced; see README.md)"
+    )
     return 0
 
 

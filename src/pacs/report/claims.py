@@ -40,8 +40,22 @@ from .outputs import OutputLog
 
 Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
 NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
-CLAIMS_COLUMNS = ["claim", "statement", "metric", "run_a", "run_b", "seeds", "problems",
-                  "mean_a", "mean_b", "diff", "ci_low", "ci_high", "mde", "verdict"]
+CLAIMS_COLUMNS = [
+    "claim",
+    "statement",
+    "metric",
+    "run_a",
+    "run_b",
+    "seeds",
+    "problems",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "mde",
+    "verdict",
+]
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -63,7 +77,9 @@ def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
     95 % percentile interval, resampling seeds and problems independently with replacement."""
     diff = np.asarray(diff, dtype=np.float64)
     if diff.ndim != 2 or not np.isfinite(diff).any():
-        raise ValueError(f"paired_bootstrap: need a [seeds, problems] matrix with a value, got {diff.shape}")
+        raise ValueError(
+            f"paired_bootstrap: need a [seeds, problems] matrix with a value, got {diff.shape}"
+        )
     if n_boot < 2:
         raise ValueError(f"paired_bootstrap: n_boot must be >= 2, got {n_boot}")
     rng = np.random.default_rng(seed)
@@ -80,8 +96,15 @@ def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
     stats = stats[np.isfinite(stats)]
     se = float(np.std(stats, ddof=1))
     lo, hi = np.percentile(stats, [2.5, 97.5])
-    return Comparison(float(np.nanmean(diff)), float(lo), float(hi), se, Z_POWER * se,
-                      int(np.isfinite(diff).any(axis=1).sum()), int(np.isfinite(diff).any(axis=0).sum()))
+    return Comparison(
+        float(np.nanmean(diff)),
+        float(lo),
+        float(hi),
+        se,
+        Z_POWER * se,
+        int(np.isfinite(diff).any(axis=1).sum()),
+        int(np.isfinite(diff).any(axis=0).sum()),
+    )
 
 
 def verdict(ci_low: float, ci_high: float) -> str:
@@ -113,7 +136,9 @@ def problem_metric(per_problem: dict, metric: str, k: int = 1) -> pd.Series:
         if metric == "pass_at_k":
             values[pid] = pass_at_k(p["n"], p["c"], k)
         else:
-            v = problem_stats([tuple(x.split("-")) for x in p["paths"]], DEFAULT_SUBSAMPLE).get(metric)
+            v = problem_stats([tuple(x.split("-")) for x in p["paths"]], DEFAULT_SUBSAMPLE).get(
+                metric
+            )
             values[pid] = np.nan if v is None else v
     return pd.Series(values, dtype=float)
 
@@ -163,24 +188,45 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     base = [r for r in ctx.runs_in("main") if r.method in ("grpo", "ppo")]
     rows = []
     for b in base:
-        rows += [ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", pacs.name, b.name),
-                 ClaimRow("C2", f"PACS pass@{k_max} above {b.label}", "pass_at_k", pacs.name, b.name, k_max),
-                 ClaimRow("C3", f"PACS entropy above {b.label} late in training", "entropy", pacs.name, b.name),
-                 ClaimRow("C4", f"PACS correct responses more path-diverse than {b.label}",
-                          "path_diversity", pacs.name, b.name),
-                 ClaimRow("C4", f"PACS path entropy above {b.label}", "path_entropy", pacs.name, b.name)]
+        rows += [
+            ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", pacs.name, b.name),
+            ClaimRow(
+                "C2", f"PACS pass@{k_max} above {b.label}", "pass_at_k", pacs.name, b.name, k_max
+            ),
+            ClaimRow(
+                "C3", f"PACS entropy above {b.label} late in training", "entropy", pacs.name, b.name
+            ),
+            ClaimRow(
+                "C4",
+                f"PACS correct responses more path-diverse than {b.label}",
+                "path_diversity",
+                pacs.name,
+                b.name,
+            ),
+            ClaimRow("C4", f"PACS path entropy above {b.label}", "path_entropy", pacs.name, b.name),
+        ]
     for r in ctx.runs_in("ref"):
-        rows += [ClaimRow("C3-ref", f"{r.label}: entropy above {b.label}", "entropy", r.name, b.name)
-                 for b in base if b.method == "grpo"]
-        rows.append(ClaimRow("C3-ref", f"{r.label}: entropy above {pacs.label}", "entropy",
-                             r.name, pacs.name))
+        rows += [
+            ClaimRow("C3-ref", f"{r.label}: entropy above {b.label}", "entropy", r.name, b.name)
+            for b in base
+            if b.method == "grpo"
+        ]
+        rows.append(
+            ClaimRow(
+                "C3-ref", f"{r.label}: entropy above {pacs.label}", "entropy", r.name, pacs.name
+            )
+        )
     for claim, ablation in (("C5", "score"), ("C6", "weight"), ("C7", "beta")):
-        rows += [ClaimRow(claim, f"{pacs.label} pass@1 above {r.label}", "pass_at_k", pacs.name, r.name)
-                 for r in ctx.runs_in(ablation)]
+        rows += [
+            ClaimRow(claim, f"{pacs.label} pass@1 above {r.label}", "pass_at_k", pacs.name, r.name)
+            for r in ctx.runs_in(ablation)
+        ]
     return rows
 
 
-def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec) -> dict | None:
+def compare(
+    row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec
+) -> dict | None:
     """One claims-table row as a dict (CLAIMS_COLUMNS), or None when a run has no results."""
     if row.metric == "entropy":
         a = late_entropy(metrics, row.run_a, settings.late_fraction, "entropy")
@@ -195,11 +241,22 @@ def compare(row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: Claims
         return None
     res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
     both = np.isfinite(a - b)
-    return {"claim": row.claim, "statement": row.statement, "metric": metric_name(row, settings),
-            "run_a": row.run_a, "run_b": row.run_b, "seeds": res.seeds, "problems": res.problems,
-            "mean_a": float(a[both].mean()), "mean_b": float(b[both].mean()), "diff": res.diff,
-            "ci_low": res.ci_low, "ci_high": res.ci_high, "mde": res.mde,
-            "verdict": verdict(res.ci_low, res.ci_high)}
+    return {
+        "claim": row.claim,
+        "statement": row.statement,
+        "metric": metric_name(row, settings),
+        "run_a": row.run_a,
+        "run_b": row.run_b,
+        "seeds": res.seeds,
+        "problems": res.problems,
+        "mean_a": float(a[both].mean()),
+        "mean_b": float(b[both].mean()),
+        "diff": res.diff,
+        "ci_low": res.ci_low,
+        "ci_high": res.ci_high,
+        "mde": res.mde,
+        "verdict": verdict(res.ci_low, res.ci_high),
+    }
 
 
 def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
@@ -207,8 +264,10 @@ def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
         return f"pass@{row.k} (%)"
     if row.metric == "entropy":
         return f"token entropy (nats), mean over the last {settings.late_fraction:.0%} of steps"
-    return {"path_diversity": "path diversity (P[two correct differ])",
-            "path_entropy": "path entropy (nats, plug-in)"}[row.metric]
+    return {
+        "path_diversity": "path diversity (P[two correct differ])",
+        "path_entropy": "path entropy (nats, plug-in)",
+    }[row.metric]
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -229,8 +288,9 @@ def claim_verdicts(table: pd.DataFrame) -> pd.DataFrame:
         elif {"holds", "reversed"} <= kinds:
             overall = "mixed"
         elif "holds" in kinds or "reversed" in kinds:
-            overall = "partly: " + ", ".join(f"{v} {n}/{len(rows)}"
-                                             for v, n in rows["verdict"].value_counts().items())
+            overall = "partly: " + ", ".join(
+                f"{v} {n}/{len(rows)}" for v, n in rows["verdict"].value_counts().items()
+            )
         else:
             overall = "not separable"
         out.append({"claim": claim, "comparisons": len(rows), "verdict": overall})
@@ -243,27 +303,52 @@ def _fmt(v: float) -> str:
 
 def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
     """``claims.md``: the per-claim verdicts, then every comparison."""
-    lines = ["# Claims of the paper, tested at this scale", "",
-             "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
-             f"95 % CI: paired bootstrap, seeds and problems resampled independently ({n_boot_note}). "
-             "MDE: the smallest true difference detectable with 80 % power at α = 0.05 "
-             "(2.80 × bootstrap SE). Verdict: **holds** (CI above 0), **reversed** (CI below 0), "
-             "**not separable** (CI contains 0). pass@k in percentage points.", "",
-             "## Verdict per claim", "", "| claim | comparisons | verdict |", "|:---|---:|:---|"]
-    lines += [f"| {r.claim} | {r.comparisons} | {r.verdict} |" for r in claim_verdicts(table).itertuples()]
-    lines += ["", "## Every comparison", "",
-              "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | MDE | verdict |",
-              "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|:---|"]
+    lines = [
+        "# Claims of the paper, tested at this scale",
+        "",
+        (
+            "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
+            f"95 % CI: paired bootstrap, seeds and problems resampled independently ({n_boot_note}). "
+            "MDE: the smallest true difference detectable with 80 % power at α = 0.05 "
+            "(2.80 × bootstrap SE). Verdict: **holds** (CI above 0), **reversed** (CI below 0), "
+            "**not separable** (CI contains 0). pass@k in percentage points."
+        ),
+        "",
+        "## Verdict per claim",
+        "",
+        "| claim | comparisons | verdict |",
+        "|:---|---:|:---|",
+    ]
+    lines += [
+        f"| {r.claim} | {r.comparisons} | {r.verdict} |" for r in claim_verdicts(table).itertuples()
+    ]
+    lines += [
+        "",
+        "## Every comparison",
+        "",
+        "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | MDE | verdict |",
+        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|:---|",
+    ]
     for r in table[table["verdict"] != NO_DATA].itertuples():
-        lines.append(f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
-                     f"{r.mean_a:.3f} | {r.mean_b:.3f} | {_fmt(r.diff)} | "
-                     f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.mde:.3f} | {r.verdict} |")
+        lines.append(
+            f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
+            f"{r.mean_a:.3f} | {r.mean_b:.3f} | {_fmt(r.diff)} | "
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.mde:.3f} | {r.verdict} |"
+        )
     missing = table[table["verdict"] == NO_DATA]
     if len(missing):
-        lines += ["", "Not computed (no seed with a value in both runs): "
-                  + "; ".join(f"{r.claim} {r.statement} ({r.metric})" for r in missing.itertuples())]
-    lines += ["", "A claim that does not hold here says so: 'not separable' means this run cannot "
-              "tell the two apart, 'reversed' that it measured the opposite of the paper's claim."]
+        lines += [
+            "",
+            "Not computed (no seed with a value in both runs): "
+            + "; ".join(f"{r.claim} {r.statement} ({r.metric})" for r in missing.itertuples()),
+        ]
+    lines += [
+        "",
+        (
+            "A claim that does not hold here says so: 'not separable' means this run cannot "
+            "tell the two apart, 'reversed' that it measured the opposite of the paper's claim."
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -275,9 +360,19 @@ def build_claims(ctx: ReportContext, settings: ClaimsSpec) -> pd.DataFrame:
     rows = []
     for row in claim_rows(ctx, n_min):
         got = compare(row, tables, ctx.results.metrics, settings)
-        rows.append(got or {"claim": row.claim, "statement": row.statement,
-                            "metric": metric_name(row, settings), "run_a": row.run_a,
-                            "run_b": row.run_b, "seeds": 0, "problems": 0, "verdict": NO_DATA})
+        rows.append(
+            got
+            or {
+                "claim": row.claim,
+                "statement": row.statement,
+                "metric": metric_name(row, settings),
+                "run_a": row.run_a,
+                "run_b": row.run_b,
+                "seeds": 0,
+                "problems": 0,
+                "verdict": NO_DATA,
+            }
+        )
     return pd.DataFrame(rows, columns=CLAIMS_COLUMNS)
 
 
@@ -288,12 +383,20 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
         return
     table = build_claims(ctx, settings)
     if table.empty or (table["verdict"] == NO_DATA).all():
-        log.skip("claims table", "no paths.json or metrics of PACS and a baseline with common seeds")
+        log.skip(
+            "claims table", "no paths.json or metrics of PACS and a baseline with common seeds"
+        )
         return
-    log.write_text("tables/claims.csv", table.to_csv(index=False, lineterminator="\n"),
-                   "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)")
-    log.write_text("tables/claims.md", claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
-                   "Claims C1-C7: verdict per claim and every paired comparison (Markdown)")
+    log.write_text(
+        "tables/claims.csv",
+        table.to_csv(index=False, lineterminator="\n"),
+        "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)",
+    )
+    log.write_text(
+        "tables/claims.md",
+        claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
+        "Claims C1-C7: verdict per claim and every paired comparison (Markdown)",
+    )
     if figures:
         from .claims_figures import write_claim_curves  # matplotlib only when needed
 

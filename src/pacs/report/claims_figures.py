@@ -29,16 +29,24 @@ def seed_band(df: pd.DataFrame, column: str, smooth: int) -> pd.DataFrame:
         values = one.set_index("step")[column].rolling(smooth, center=True, min_periods=1).mean()
         smoothed.append(values)
     wide = pd.concat(smoothed, axis=1)
-    return pd.DataFrame({"mean": wide.mean(axis=1), "std": wide.std(axis=1, ddof=1).fillna(0.0),
-                         "seeds": wide.notna().sum(axis=1)})
+    return pd.DataFrame(
+        {
+            "mean": wide.mean(axis=1),
+            "std": wide.std(axis=1, ddof=1).fillna(0.0),
+            "seeds": wide.notna().sum(axis=1),
+        }
+    )
 
 
 def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec) -> None:
     """``figures/claims_curves``: one panel per statistic, one line and band per run."""
     runs = ctx.runs_in("main", "ref")
     metrics = ctx.results.metrics
-    panels = [(col, label) for col, label in PANELS
-              if col in metrics.columns and metrics[col].notna().any()]
+    panels = [
+        (col, label)
+        for col, label in PANELS
+        if col in metrics.columns and metrics[col].notna().any()
+    ]
     if not panels or metrics.empty:
         log.skip("claims curves", "no entropy or path statistics in metrics.jsonl")
         return
@@ -52,16 +60,28 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec)
                 continue
             band = seed_band(sub, col, settings.smooth)
             seeds = int(band["seeds"].max())
-            ax.plot(band.index, band["mean"], color=palette[run.name], lw=1.3,
-                    label=f"{run.label} ({seeds} seed{'s' if seeds > 1 else ''})")
+            ax.plot(
+                band.index,
+                band["mean"],
+                color=palette[run.name],
+                lw=1.3,
+                label=f"{run.label} ({seeds} seed{'s' if seeds > 1 else ''})",
+            )
             if seeds > 1:
-                ax.fill_between(band.index, band["mean"] - band["std"], band["mean"] + band["std"],
-                                color=palette[run.name], alpha=0.18, lw=0)
+                ax.fill_between(
+                    band.index,
+                    band["mean"] - band["std"],
+                    band["mean"] + band["std"],
+                    color=palette[run.name],
+                    alpha=0.18,
+                    lw=0,
+                )
             most = max(most, seeds)
         ax.set(xlabel="training step", ylabel=label)
     np.ravel(axes)[0].legend(title=None)
     spread = ("line: mean over seeds" if most > 1 else "line: one seed") + (
-        f" of a {settings.smooth}-step rolling mean")
+        f" of a {settings.smooth}-step rolling mean"
+    )
     spread += "; band: ±1 std across seeds" if most > 1 else ", no band"
     fig.suptitle(f"Claims C3/C4 during training (training rollouts; {spread})")
     log.save_figure(fig, "claims_curves", "Claims C3/C4: entropy and path statistics versus step")

@@ -21,7 +21,6 @@ from .paper import PaperRef, paper_method_for_run, paper_model_for, paper_ref
 from .style import OOD_BENCHMARKS
 
 
-
 @dataclass(frozen=True)
 class RunInfo:
     name: str
@@ -38,8 +37,15 @@ class ReportContext:
     ``spec`` is the validated profile (:mod:`pacs.config`); ``cfg`` is the same as plain data
     (defaults filled in) for the tables that look settings up by key path."""
 
-    def __init__(self, spec: Profile, results: Results, paper: pd.DataFrame, *,
-                 config_path: str | Path = "", results_path: str | Path = ""):
+    def __init__(
+        self,
+        spec: Profile,
+        results: Results,
+        paper: pd.DataFrame,
+        *,
+        config_path: str | Path = "",
+        results_path: str | Path = "",
+    ):
         self.spec = spec
         self.cfg: dict[str, Any] = spec.to_dict()
         self.matrix = spec.matrix
@@ -53,23 +59,35 @@ class ReportContext:
         self.models = self._ordered(list(spec.models), self._found("model"))
         data = spec.data
         self.benchmarks = self._ordered(
-            [*data.benchmarks, *data.diversity_benchmarks], self._found("benchmark"))
+            [*data.benchmarks, *data.diversity_benchmarks], self._found("benchmark")
+        )
 
     # ------------------------------------------------------------------ catalogue
     def _run_catalogue(self) -> dict[str, RunInfo]:
         runs = {BASE_RUN: RunInfo(BASE_RUN, "Base", "base", "main", None, "base")}
         for name, run in self.spec.runs.items():
-            runs[name] = RunInfo(name, run.label, run.method.name, run.ablation, run,
-                                 paper_method_for_run(run))
+            runs[name] = RunInfo(
+                name, run.label, run.method.name, run.ablation, run, paper_method_for_run(run)
+            )
         return runs
 
     def missing_results(self) -> list[str]:
         """Evaluations the experiment matrix expects (``pacs.config.Matrix``) with no pass@k."""
-        found = set(zip(self.results.passk.get("model", []), self.results.passk.get("run", []),
-                        self.results.passk.get("seed", []), self.results.passk.get("benchmark", [])))
+        found = set(
+            zip(
+                self.results.passk.get("model", []),
+                self.results.passk.get("run", []),
+                self.results.passk.get("seed", []),
+                self.results.passk.get("benchmark", []),
+            )
+        )
         found = {(str(m), str(r), int(s), str(b)) for m, r, s, b in found}
-        return [f"{m}/{r}/seed{s}/{b}" for m, r, s in self.matrix.eval_jobs
-                for b in self.spec.data.benchmarks if (m, r, s, b) not in found]
+        return [
+            f"{m}/{r}/seed{s}/{b}"
+            for m, r, s in self.matrix.eval_jobs
+            for b in self.spec.data.benchmarks
+            if (m, r, s, b) not in found
+        ]
 
     def _found(self, column: str) -> list[str]:
         values: set[str] = set()
@@ -96,9 +114,12 @@ class ReportContext:
     # ------------------------------------------------------------------ selections
     def runs_in(self, *ablations: str, include_base: bool = False) -> list[RunInfo]:
         """Runs of the given ablation groups in config order (``base`` first when asked)."""
-        return [info for name, info in self.runs.items()
-                if (name == BASE_RUN and include_base)
-                or (name != BASE_RUN and info.ablation in ablations)]
+        return [
+            info
+            for name, info in self.runs.items()
+            if (name == BASE_RUN and include_base)
+            or (name != BASE_RUN and info.ablation in ablations)
+        ]
 
     def label(self, run: str) -> str:
         return self.runs[run].label if run in self.runs else run
@@ -126,14 +147,18 @@ class ReportContext:
         if ref.model is None:
             return None
         if ref.same:
-            return (f"Rows labelled 'paper' hold the paper's own numbers for {ref.model}, shown "
-                    f"beside ours where benchmark, method and k match (source in the label; "
-                    f"all from src/pacs/report/paper_numbers.csv).")
-        return (f"Reference only: rows labelled 'paper ({ref.model}, reference only)' hold the "
-                f"paper's numbers for {ref.model} (trained on DeepScaleR, n = 256 samples per "
-                f"problem), shown where benchmark, method and k match. Our model '{model}' in "
-                f"profile '{self.profile}' is a different model and setup, so this is not a "
-                f"comparison of equal things.")
+            return (
+                f"Rows labelled 'paper' hold the paper's own numbers for {ref.model}, shown "
+                f"beside ours where benchmark, method and k match (source in the label; "
+                f"all from src/pacs/report/paper_numbers.csv)."
+            )
+        return (
+            f"Reference only: rows labelled 'paper ({ref.model}, reference only)' hold the "
+            f"paper's numbers for {ref.model} (trained on DeepScaleR, n = 256 samples per "
+            f"problem), shown where benchmark, method and k match. Our model '{model}' in "
+            f"profile '{self.profile}' is a different model and setup, so this is not a "
+            f"comparison of equal things."
+        )
 
     def ablation_note(self, runs: list[RunInfo]) -> str:
         """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this config does."""
@@ -141,17 +166,26 @@ class ReportContext:
         pacs = [r.spec.method for r in runs if r.method == "pacs"]
         resets = sorted({str(m.reference.every) for m in pacs})
         refs = sorted({m.reference.mode for m in pacs})
-        head = ("docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
-                "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
-                "Adam and clipping) and the score function has nothing to act on, so β and "
-                "score-function ablations are no-ops (measured: bit-identical curves). The paper "
-                "does 4 mini-batch updates per rollout (1024 prompts / mini-batch 256).")
-        body = (f" This config sets train.mini_batches = {mini} update(s) per rollout "
-                f"(ref: {', '.join(refs) or 'n/a'}; ref_reset_every: {', '.join(resets) or 'n/a'}).")
-        meaningful = int(mini) > 1 or any(s != "1" for s in resets) or any(r != "rollout" for r in refs)
-        tail = (" After the first mini-batch ψ ≠ 0, so the ablation is meaningful." if meaningful
-                else " WARNING: with one update per rollout and a reset every step these ablation "
-                     "runs are no-ops; any difference from PACS is noise.")
+        head = (
+            "docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
+            "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
+            "Adam and clipping) and the score function has nothing to act on, so β and "
+            "score-function ablations are no-ops (measured: bit-identical curves). The paper "
+            "does 4 mini-batch updates per rollout (1024 prompts / mini-batch 256)."
+        )
+        body = (
+            f" This config sets train.mini_batches = {mini} update(s) per rollout "
+            f"(ref: {', '.join(refs) or 'n/a'}; ref_reset_every: {', '.join(resets) or 'n/a'})."
+        )
+        meaningful = (
+            int(mini) > 1 or any(s != "1" for s in resets) or any(r != "rollout" for r in refs)
+        )
+        tail = (
+            " After the first mini-batch ψ ≠ 0, so the ablation is meaningful."
+            if meaningful
+            else " WARNING: with one update per rollout and a reset every step these ablation "
+            "runs are no-ops; any difference from PACS is noise."
+        )
         return head + body + tail
 
 
@@ -163,8 +197,11 @@ def seed_stats(df: pd.DataFrame, keys: list[str], value: str = "value") -> pd.Da
     if df.empty:
         return pd.DataFrame(columns=[*keys, "mean", "std", "n_seeds"])
     grouped = df.groupby(keys, sort=False, dropna=False)[value]
-    out = grouped.agg(mean="mean", std=lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else np.nan,
-                      n_seeds="count").reset_index()
+    out = grouped.agg(
+        mean="mean",
+        std=lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else np.nan,
+        n_seeds="count",
+    ).reset_index()
     return out
 
 

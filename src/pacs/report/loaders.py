@@ -47,12 +47,41 @@ PCA_COLUMNS = ("method", "problem_id", "sample_idx", "pc1", "pc2")
 _SEED_DIR = re.compile(r"^seed(\d+)$")
 _STEP_DIR = re.compile(r"^step(\d+)$")
 
-PASSK_COLUMNS = ["model", "run", "seed", "benchmark", "metric", "k", "value", "ci_low", "ci_high",
-                 "n_problems", "n_min", "file"]
-DIVERSITY_COLUMNS = ["model", "benchmark", "method", "D", "n_problems", "n_correct", "embedder",
-                     "file"]
-CURVE_COLUMNS = ["model", "run", "seed", "benchmark", "step", "pass_at_1", "n_problems", "n_samples",
-                 "source"]
+PASSK_COLUMNS = [
+    "model",
+    "run",
+    "seed",
+    "benchmark",
+    "metric",
+    "k",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n_problems",
+    "n_min",
+    "file",
+]
+DIVERSITY_COLUMNS = [
+    "model",
+    "benchmark",
+    "method",
+    "D",
+    "n_problems",
+    "n_correct",
+    "embedder",
+    "file",
+]
+CURVE_COLUMNS = [
+    "model",
+    "run",
+    "seed",
+    "benchmark",
+    "step",
+    "pass_at_1",
+    "n_problems",
+    "n_samples",
+    "source",
+]
 
 
 @dataclass
@@ -80,8 +109,13 @@ def load_results(root: str | Path) -> Results:
         diversity=load_diversity(files["diversity"], root),
         pca=load_pca(files["pca"], root),
         metrics=load_metrics(files["metrics"], root),
-        curves=_concat([load_eval_curves(files["eval_curve"], root),
-                        load_curve_passk(files["curve_passk"], root)], CURVE_COLUMNS),
+        curves=_concat(
+            [
+                load_eval_curves(files["eval_curve"], root),
+                load_curve_passk(files["curve_passk"], root),
+            ],
+            CURVE_COLUMNS,
+        ),
         files=files,
     )
 
@@ -92,6 +126,7 @@ def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------- small validators
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -113,8 +148,14 @@ def _need(obj: dict, key: str, kind: str, where: str, *, nullable: bool = False)
         "dict": isinstance(value, dict),
     }[kind]
     if not ok:
-        expect = {"rate": "a number in [0, 1]", "number": "a finite number", "int": "an integer",
-                  "str": "a string", "list": "a list", "dict": "an object"}[kind]
+        expect = {
+            "rate": "a number in [0, 1]",
+            "number": "a finite number",
+            "int": "an integer",
+            "str": "a string",
+            "list": "a list",
+            "dict": "an object",
+        }[kind]
         null = " or null" if nullable else ""
         raise FormatError(f"{where}: field {key!r} must be {expect}{null}, got {value!r:.80}")
     return value
@@ -139,10 +180,13 @@ def _seed_of(dirname: str, path: Path) -> int:
 
 def _agree(path: Path, field_name: str, in_file: Any, in_path: Any) -> None:
     if in_file != in_path:
-        raise FormatError(f"{path}: field {field_name!r} is {in_file!r} but the path says {in_path!r}")
+        raise FormatError(
+            f"{path}: field {field_name!r} is {in_file!r} but the path says {in_path!r}"
+        )
 
 
 # ---------------------------------------------------------------------------- pass@k
+
 
 def load_passk(paths: list[Path], root: Path) -> pd.DataFrame:
     """One row per (file, metric, k): pass@k and maj@k as fractions, with their bootstrap CI."""
@@ -168,8 +212,15 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
     _agree(path, "seed", _need(obj, "seed", "int", where), seed)
     n_problems = _need(obj, "n_problems", "int", where)
     n_min = _need(obj, "n_min", "int", where)
-    base = {"model": model, "run": run, "seed": seed, "benchmark": benchmark,
-            "n_problems": n_problems, "n_min": n_min, "file": str(path)}
+    base = {
+        "model": model,
+        "run": run,
+        "seed": seed,
+        "benchmark": benchmark,
+        "n_problems": n_problems,
+        "n_min": n_min,
+        "file": str(path),
+    }
     rows = []
     for metric, required in (("pass_at_k", True), ("maj_at_k", False)):
         if metric not in obj and not required:
@@ -179,7 +230,9 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
             raise FormatError(f"{path}: field {metric!r} is empty")
         seen: set[int] = set()
         for i, entry in enumerate(entries):
-            rows.append({**base, "metric": metric, **_passk_entry(entry, f"{metric}[{i}]", path, seen)})
+            rows.append(
+                {**base, "metric": metric, **_passk_entry(entry, f"{metric}[{i}]", path, seen)}
+            )
     return rows
 
 
@@ -191,13 +244,25 @@ def load_curve_passk(paths: list[Path], root: Path) -> pd.DataFrame:
         match = _STEP_DIR.match(step_dir)
         if not match:
             raise FormatError(f"{path}: folder {step_dir!r} should be step<N>")
-        entries = [r for r in read_passk_file(path, root) if r["metric"] == "pass_at_k" and r["k"] == 1]
+        entries = [
+            r for r in read_passk_file(path, root) if r["metric"] == "pass_at_k" and r["k"] == 1
+        ]
         if not entries:
             raise FormatError(f"{path}: field 'pass_at_k' has no entry with k = 1")
         e = entries[0]
-        rows.append({"model": e["model"], "run": e["run"], "seed": e["seed"], "benchmark": e["benchmark"],
-                     "step": int(match.group(1)), "pass_at_1": e["value"], "n_problems": e["n_problems"],
-                     "n_samples": e["n_min"], "source": "curve"})
+        rows.append(
+            {
+                "model": e["model"],
+                "run": e["run"],
+                "seed": e["seed"],
+                "benchmark": e["benchmark"],
+                "step": int(match.group(1)),
+                "pass_at_1": e["value"],
+                "n_problems": e["n_problems"],
+                "n_samples": e["n_min"],
+                "source": "curve",
+            }
+        )
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
@@ -214,12 +279,16 @@ def _passk_entry(entry: Any, name: str, path: Path, seen: set[int]) -> dict[str,
     value = _need(entry, "value", "rate", where)
     lo = _need(entry, "ci_low", "rate", where, nullable=True) if "ci_low" in entry else None
     hi = _need(entry, "ci_high", "rate", where, nullable=True) if "ci_high" in entry else None
-    return {"k": k, "value": float(value),
-            "ci_low": float("nan") if lo is None else float(lo),
-            "ci_high": float("nan") if hi is None else float(hi)}
+    return {
+        "k": k,
+        "value": float(value),
+        "ci_low": float("nan") if lo is None else float(lo),
+        "ci_high": float("nan") if hi is None else float(hi),
+    }
 
 
 # ---------------------------------------------------------------------------- diversity
+
 
 def load_diversity(paths: list[Path], root: Path) -> pd.DataFrame:
     """One row per (model, benchmark, method): the diversity score D (NaN when null)."""
@@ -236,11 +305,18 @@ def load_diversity(paths: list[Path], root: Path) -> pd.DataFrame:
             if not isinstance(entry, dict):
                 raise FormatError(f"{where}: expected an object with D, n_problems, n_correct")
             d = _need(entry, "D", "number", where, nullable=True)
-            rows.append({"model": model, "benchmark": benchmark, "method": method,
-                         "D": float("nan") if d is None else float(d),
-                         "n_problems": _need(entry, "n_problems", "int", where),
-                         "n_correct": _need(entry, "n_correct", "int", where),
-                         "embedder": embedder, "file": str(path)})
+            rows.append(
+                {
+                    "model": model,
+                    "benchmark": benchmark,
+                    "method": method,
+                    "D": float("nan") if d is None else float(d),
+                    "n_problems": _need(entry, "n_problems", "int", where),
+                    "n_correct": _need(entry, "n_correct", "int", where),
+                    "embedder": embedder,
+                    "file": str(path),
+                }
+            )
     return pd.DataFrame(rows, columns=DIVERSITY_COLUMNS)
 
 
@@ -268,6 +344,7 @@ def load_pca(paths: list[Path], root: Path) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------- training logs
 
+
 def _run_parts(path: Path, root: Path) -> tuple[str, str, int]:
     rel = path.relative_to(root).parts  # train/<model>/<run>/seed<k>/<file>
     return rel[1], rel[2], _seed_of(rel[3], path)
@@ -280,7 +357,12 @@ def load_metrics(paths: list[Path], root: Path) -> pd.DataFrame:
         model, run, seed = _run_parts(path, root)
         for line, row in iter_jsonl(path, allow_truncated_tail=True):
             where = f"{path}:{line}"
-            out = {"model": model, "run": run, "seed": seed, "step": _need(row, "step", "int", where)}
+            out = {
+                "model": model,
+                "run": run,
+                "seed": seed,
+                "step": _need(row, "step", "int", where),
+            }
             for key in METRIC_FIELDS:
                 value = _need(row, key, "number", where, nullable=True) if key in row else None
                 out[key] = float("nan") if value is None else float(value)
@@ -296,9 +378,17 @@ def load_eval_curves(paths: list[Path], root: Path) -> pd.DataFrame:
         for line, row in iter_jsonl(path, allow_truncated_tail=True):
             where = f"{path}:{line}"
             bench = _need(row, "benchmark", "str", where) if "benchmark" in row else HELD_OUT
-            rows.append({"model": model, "run": run, "seed": seed, "benchmark": bench,
-                         "step": _need(row, "step", "int", where),
-                         "pass_at_1": float(_need(row, "pass_at_1", "rate", where)),
-                         "n_problems": row.get("n_problems"), "n_samples": row.get("n_samples"),
-                         "source": "eval_curve.jsonl"})
+            rows.append(
+                {
+                    "model": model,
+                    "run": run,
+                    "seed": seed,
+                    "benchmark": bench,
+                    "step": _need(row, "step", "int", where),
+                    "pass_at_1": float(_need(row, "pass_at_1", "rate", where)),
+                    "n_problems": row.get("n_problems"),
+                    "n_samples": row.get("n_samples"),
+                    "source": "eval_curve.jsonl",
+                }
+            )
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)

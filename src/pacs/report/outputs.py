@@ -84,7 +84,10 @@ class OutputLog:
         else:
             lines.append("- (everything was produced)")
         if self.removed:
-            lines += ["", "Removed stale outputs of an earlier run: "
-                      + ", ".join(f"`{r}`" for r in self.removed)]
+            lines += [
+                "",
+                "Removed stale outputs of an earlier run: "
+                + ", ".join(f"`{r}`" for r in self.removed),
+            ]
         with atomic_open(self.out / "README.md") as fh:
             fh.write("\n".join(lines) + "\n")

@@ -24,8 +24,18 @@ from pacs.evaluation.io import FormatError
 from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_keys
 
 PAPER_CSV = Path(__file__).with_name("paper_numbers.csv")
-COLUMNS = ("table", "model", "benchmark", "method", "k", "k_inferred", "metric", "value",
-           "source", "paper_row")
+COLUMNS = (
+    "table",
+    "model",
+    "benchmark",
+    "method",
+    "k",
+    "k_inferred",
+    "metric",
+    "value",
+    "source",
+    "paper_row",
+)
 METRICS = ("pass_at_k", "pass_at_k_gain", "diversity_D")
 PAPER_MODELS = ("Qwen3-8B", "Qwen3-4B")  # preference order when we show a reference
 PAPER_PACS = PacsSpec()  # the spec's defaults are the paper's settings (pacs.methods)
@@ -52,7 +62,9 @@ def _check_row(path: Path, line: int, row: pd.Series) -> None:
     try:
         float(row["value"])
     except ValueError:
-        raise FormatError(f"{path}:{line}: field 'value' is not a number: {row['value']!r}") from None
+        raise FormatError(
+            f"{path}:{line}: field 'value' is not a number: {row['value']!r}"
+        ) from None
     if row["k"] and not row["k"].isdigit():
         raise FormatError(f"{path}:{line}: field 'k' must be a positive integer or empty")
     if row["k_inferred"] not in ("True", "False"):
@@ -132,10 +144,16 @@ class PaperRef:
         src = ", ".join(tables)
         if self.same:
             return f"paper ({src})" if src else "paper"
-        return f"paper ({self.model}, reference only; {src})" if src else f"paper ({self.model}, reference only)"
+        return (
+            f"paper ({self.model}, reference only; {src})"
+            if src
+            else f"paper ({self.model}, reference only)"
+        )
 
 
-def paper_ref(cfg: dict[str, Any], model_key: str, paper: pd.DataFrame, tables: list[str]) -> PaperRef:
+def paper_ref(
+    cfg: dict[str, Any], model_key: str, paper: pd.DataFrame, tables: list[str]
+) -> PaperRef:
     """Pick the paper model to show beside ``model_key`` for a table drawn from ``tables``.
 
     In the paper profile a Qwen3 model is compared with itself. In the tiny profile (or for any
@@ -152,16 +170,28 @@ def paper_ref(cfg: dict[str, Any], model_key: str, paper: pd.DataFrame, tables: 
     return PaperRef(model=None, same=False)
 
 
-def lookup(paper: pd.DataFrame, *, model: str | None, benchmark: str, method: str | None,
-           k: int | None, tables: list[str], metric: str = "pass_at_k") -> dict[str, Any] | None:
+def lookup(
+    paper: pd.DataFrame,
+    *,
+    model: str | None,
+    benchmark: str,
+    method: str | None,
+    k: int | None,
+    tables: list[str],
+    metric: str = "pass_at_k",
+) -> dict[str, Any] | None:
     """The paper's number for one cell, from the first of ``tables`` that has it, else None.
 
     Returns ``{"value", "source", "table", "k_inferred"}``.
     """
     if model is None or method is None:
         return None
-    sel = paper[(paper["model"] == model) & (paper["benchmark"] == benchmark)
-                & (paper["method"] == method) & (paper["metric"] == metric)]
+    sel = paper[
+        (paper["model"] == model)
+        & (paper["benchmark"] == benchmark)
+        & (paper["method"] == method)
+        & (paper["metric"] == metric)
+    ]
     if k is None:
         sel = sel[sel["k"].isna()]
     else:
@@ -170,6 +200,10 @@ def lookup(paper: pd.DataFrame, *, model: str | None, benchmark: str, method: st
         hit = sel[sel["table"] == table]
         if len(hit):
             row = hit.iloc[0]
-            return {"value": float(row["value"]), "source": row["source"], "table": table,
-                    "k_inferred": bool(row["k_inferred"])}
+            return {
+                "value": float(row["value"]),
+                "source": row["source"],
+                "table": table,
+                "k_inferred": bool(row["k_inferred"]),
+            }
     return None

@@ -63,11 +63,31 @@ def to_markdown(doc: TableDoc) -> str:
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "±": r"$\pm$", "†": r"$^\dagger$", "β": r"$\beta$", "ψ": r"$\psi$", "≡": r"$\equiv$",
-    "≠": r"$\neq$", "≥": r"$\geq$", "≤": r"$\leq$", "×": r"$\times$", "–": "--", "—": "---",
-    "σ": r"$\sigma$", "→": r"$\rightarrow$", "·": r"$\cdot$", "§": r"\S{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "†": r"$^\dagger$",
+    "β": r"$\beta$",
+    "ψ": r"$\psi$",
+    "≡": r"$\equiv$",
+    "≠": r"$\neq$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "×": r"$\times$",
+    "–": "--",
+    "—": "---",
+    "σ": r"$\sigma$",
+    "→": r"$\rightarrow$",
+    "·": r"$\cdot$",
+    "§": r"\S{}",
 }
 
 
@@ -82,8 +102,12 @@ WIDE_COLUMNS = 8  # wider tables are scaled to the line width (needs graphicx)
 def frame_to_latex(frame: pd.DataFrame) -> str:
     """A booktabs tabular (needs ``\\usepackage{booktabs}``), scaled down when it is wide."""
     spec = "l" + "r" * (len(frame.columns) - 1)
-    lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(latex_escape(c) for c in frame.columns) + r" \\", r"\midrule"]
+    lines = [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in frame.columns) + r" \\",
+        r"\midrule",
+    ]
     for row in frame.itertuples(index=False):
         lines.append(" & ".join(latex_escape(v) for v in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
@@ -94,14 +118,22 @@ def frame_to_latex(frame: pd.DataFrame) -> str:
 
 def to_latex(doc: TableDoc) -> str:
     """One ``table`` float per section; caption = title, section heading and caption text."""
-    out = [f"% {doc.title} -- written by python -m pacs.report; needs \\usepackage{{booktabs,graphicx}}",
-           ""]
+    out = [
+        f"% {doc.title} -- written by python -m pacs.report; needs \\usepackage{{booktabs,graphicx}}",
+        "",
+    ]
     for i, section in enumerate(doc.sections):
-        caption = doc.title + (f" -- {section.heading}" if section.heading else "") + ". " + doc.caption
-        out += [r"\begin{table}[htbp]", r"\centering", r"\small",
-                rf"\caption{{{latex_escape(caption)}}}",
-                rf"\label{{tab:{doc.stem.replace('_', '-')}-{i + 1}}}",
-                frame_to_latex(section.frame)]
+        caption = (
+            doc.title + (f" -- {section.heading}" if section.heading else "") + ". " + doc.caption
+        )
+        out += [
+            r"\begin{table}[htbp]",
+            r"\centering",
+            r"\small",
+            rf"\caption{{{latex_escape(caption)}}}",
+            rf"\label{{tab:{doc.stem.replace('_', '-')}-{i + 1}}}",
+            frame_to_latex(section.frame),
+        ]
         if doc.notes:
             out += [r"\par\smallskip\footnotesize", r"\begin{minipage}{0.95\linewidth}"]
             out += [latex_escape(note) + r"\par" for note in doc.notes]

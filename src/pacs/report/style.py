@@ -46,9 +46,15 @@ BENCHMARK_LABELS = {
 OOD_BENCHMARKS = ("livecodebench", "gpqa")
 
 DPI = 200
-FONT_SIZES = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
-              "xtick.labelsize": 8, "ytick.labelsize": 8, "legend.fontsize": 8,
-              "figure.titlesize": 11}
+FONT_SIZES = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "figure.titlesize": 11,
+}
 PANEL_SIZE = (4.2, 3.2)  # inches per facet
 MIN_WIDTH = 6.0  # so that a one-panel figure still fits its two-line title
 BENCHMARK_PALETTE = "colorblind"  # hue by benchmark (never the run colours, which mean methods)
@@ -74,17 +80,31 @@ def run_palette(run_names: Iterable[str]) -> dict[str, str]:
 @contextmanager
 def figure_style() -> Iterator[None]:
     """Apply the report's seaborn theme and font sizes for the figures drawn inside the block."""
-    rc = {**FONT_SIZES, "savefig.dpi": DPI, "figure.dpi": 100, "axes.spines.top": False,
-          "axes.spines.right": False, "legend.frameon": False, "pdf.fonttype": 42}
+    rc = {
+        **FONT_SIZES,
+        "savefig.dpi": DPI,
+        "figure.dpi": 100,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "legend.frameon": False,
+        "pdf.fonttype": 42,
+    }
     with sns.axes_style("whitegrid"), plt.rc_context(rc):
         yield
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, *, sharey: bool = False,
-               width: float | None = None, height: float | None = None):
+def new_figure(
+    ncols: int = 1,
+    nrows: int = 1,
+    *,
+    sharey: bool = False,
+    width: float | None = None,
+    height: float | None = None,
+):
     """A figure with ``nrows x ncols`` panels of the standard size; axes always a 2-D array."""
     w = width if width is not None else max(MIN_WIDTH, PANEL_SIZE[0] * ncols)
     h = height if height is not None else PANEL_SIZE[1] * nrows
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), squeeze=False, sharey=sharey,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(w, h), squeeze=False, sharey=sharey, layout="constrained"
+    )
     return fig, axes

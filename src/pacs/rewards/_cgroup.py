@@ -214,7 +214,9 @@ def create(memory_bytes: int, pids_max: int) -> TestCgroups:
             folder.mkdir(exist_ok=True)  # v2: memory and pids share the folder
             _set_limit(hierarchy, folder, memory_bytes, pids_max)
         except OSError as exc:
-            groups.missing[controller] = f"cannot set up a group in {hierarchy.base}: {exc.strerror}"
+            groups.missing[controller] = (
+                f"cannot set up a group in {hierarchy.base}: {exc.strerror}"
+            )
             continue
         groups.folders[controller] = (hierarchy.version, folder)
     return groups

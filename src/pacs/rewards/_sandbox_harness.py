@@ -79,7 +79,12 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_THREAD = 0x00010000
 NAMESPACE_FLAGS = (
-    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUSER
+    CLONE_NEWNS
+    | CLONE_NEWUTS
+    | CLONE_NEWIPC
+    | CLONE_NEWPID
+    | CLONE_NEWNET
+    | CLONE_NEWUSER
     | CLONE_NEWCGROUP
 )
 MS_RDONLY = 1
@@ -163,12 +168,16 @@ def enter_namespaces(libc, rootless: bool) -> None:
     """New mount, PID (for the children), network, IPC, UTS and cgroup namespaces; mounts stay
     private. Rootless, inside a new user namespace too, where this user becomes uid 0 (and gid 0).
     """
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+    flags = (
+        CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+    )
     if not rootless:
         _check(libc.unshare(flags), "unshare(mount, pid, net, ipc, uts, cgroup namespaces)")
     else:
         uid, gid = os.geteuid(), os.getegid()
-        _check(libc.unshare(CLONE_NEWUSER | flags), "unshare(user, mount, pid, net, ipc, uts, cgroup)")
+        _check(
+            libc.unshare(CLONE_NEWUSER | flags), "unshare(user, mount, pid, net, ipc, uts, cgroup)"
+        )
         maps = {"setgroups": "deny", "uid_map": f"0 {uid} 1", "gid_map": f"0 {gid} 1"}
         for name, text in maps.items():
             with open(f"/proc/self/{name}", "w", encoding="ascii") as f:

@@ -282,7 +282,7 @@ def _execute(program_path: Path, test: dict, fn_name, limits, base: Path) -> dic
     config = _harness_config(program_path, test, fn_name, limits, groups, layers, limit)
     config_path.write_text(json.dumps(config), encoding="utf-8")
     stdin = test["input"].encode("utf-8") if test["testtype"] == "stdin" else b""
-    files = {name: open(base / name, "wb+") for name in ("stdout", "stderr", "report", "result")}
+    files = {name: open(base / name, "wb+") for name in ("stdout", "stderr", "report", "result")}  # noqa: SIM115  (closed in the finally below)
     try:
         timed_out = _spawn_and_wait(config_path, mount_point, stdin, files, timeout_s)
         oom_kills = groups.oom_kills()
@@ -327,8 +327,10 @@ def _harness_config(program_path, test, fn_name, limits, groups, layers, limit) 
 def _layers(groups: _cgroup.TestCgroups, memory_mb: int) -> dict[str, Any]:
     """What confines this test's program; ``missing`` lists the layers the machine did not give."""
     layers: dict[str, Any] = dict(LAYERS if os.geteuid() == 0 else LAYERS_ROOTLESS)
-    layers["system calls"] = "seccomp: " + ", ".join(SECCOMP_DENIED) + (
-        "" if groups.complete else ", child processes, memfd (no cgroup to bound them)"
+    layers["system calls"] = (
+        "seccomp: "
+        + ", ".join(SECCOMP_DENIED)
+        + ("" if groups.complete else ", child processes, memfd (no cgroup to bound them)")
     )
     if "memory" in groups.folders:
         version = groups.folders["memory"][0]

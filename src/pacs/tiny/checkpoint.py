@@ -42,7 +42,12 @@ CHECKPOINT_NAME = "checkpoint.pt"
 # Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
 RESUMABLE_SETTINGS = ("steps", "save_every")
 RUN_OUTPUTS = (
-    CHECKPOINT_NAME, "metrics.jsonl", "eval_curve.jsonl", "model", "summary.json", TENSORBOARD_DIR
+    CHECKPOINT_NAME,
+    "metrics.jsonl",
+    "eval_curve.jsonl",
+    "model",
+    "summary.json",
+    TENSORBOARD_DIR,
 )
 
 
@@ -148,8 +153,12 @@ def read_checkpoint(path: Path) -> dict:
 def remove_stale_temps(out: Path) -> list[Path]:
     """Remove the temporary files (``.<name>.*.tmp``) and folders (``.model.*``) that a run
     killed mid-write left in ``out``; they are never read. Returns what was removed."""
-    stale = [p for name in RUN_OUTPUTS for p in out.glob(f".{name}.*")
-             if p.name.endswith(".tmp") or name == "model"]
+    stale = [
+        p
+        for name in RUN_OUTPUTS
+        for p in out.glob(f".{name}.*")
+        if p.name.endswith(".tmp") or name == "model"
+    ]
     for path in stale:
         if path.is_dir():
             shutil.rmtree(path)

@@ -192,7 +192,7 @@ def prefill(model, prompt_ids: Sequence[Sequence[int]], n: int, pad_id: int):
     )
     cache.batch_repeat_interleave(n)
     logits = out.logits[:, -1, :].to(dtype=torch.float32).repeat_interleave(n, 0)
-    repeat = lambda t: t.repeat_interleave(n, 0)  # noqa: E731
+    repeat = lambda t: t.repeat_interleave(n, 0)
     return repeat(ids), repeat(mask), repeat(positions[:, -1:]), cache, logits
 
 

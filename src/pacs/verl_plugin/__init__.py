@@ -40,4 +40,3 @@ def verl_version_problem(found: str) -> str | None:
         "estimator, loss and trainer are NOT registered (verl itself works as usual). Install "
         f"verl=={SUPPORTED_VERL} (environment.yml) to run PACS."
     )
-

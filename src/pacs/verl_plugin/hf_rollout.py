@@ -245,9 +245,7 @@ class HFReplica(RolloutReplica):
             ray.remote(HFServer)
             .options(name=name, num_cpus=1, max_concurrency=self.max_concurrency)
             .remote(
-                config=self.config,
-                model_config=self.model_config,
-                replica_rank=self.replica_rank,
+                config=self.config, model_config=self.model_config, replica_rank=self.replica_rank
             )
         )
         await server.ready.remote()

@@ -53,7 +53,13 @@ TRAINER_MODE = "pacs_sync"
 # Tests: every step's rollout (tokens, the rollout engine's own log-probs, the actor's) is saved
 # to <dir>/step<k>.pt, to check that weight sync reaches the rollout engine (tests/engine).
 ROLLOUT_DUMP_ENV = "PACS_ROLLOUT_DUMP_DIR"
-ROLLOUT_DUMP_FIELDS = ("prompts", "responses", "response_mask", "rollout_log_probs", "old_log_probs")
+ROLLOUT_DUMP_FIELDS = (
+    "prompts",
+    "responses",
+    "response_mask",
+    "rollout_log_probs",
+    "old_log_probs",
+)
 
 
 def dump_rollout(batch, step: int, dump_dir: str) -> None:
@@ -62,7 +68,9 @@ def dump_rollout(batch, step: int, dump_dir: str) -> None:
     data = tq.kv_batch_get(
         keys=batch.keys, partition_id=batch.partition_id, select_fields=list(ROLLOUT_DUMP_FIELDS)
     )
-    record = {name: [row.detach().cpu() for row in data[name].unbind(0)] for name in ROLLOUT_DUMP_FIELDS}
+    record = {
+        name: [row.detach().cpu() for row in data[name].unbind(0)] for name in ROLLOUT_DUMP_FIELDS
+    }
     os.makedirs(dump_dir, exist_ok=True)
     torch.save(record, os.path.join(dump_dir, f"step{step}.pt"))
 
@@ -222,7 +230,9 @@ class PACSTrainerSync(PPOTrainerSync):
         return GroupRefillReplayBuffer.adopt(
             super()._build_replay_buffer(),
             group_size=int(self.config.actor_rollout_ref.rollout.n),
-            max_refills=max_refills(int(self.config.data.train_batch_size), self.min_group_fraction),
+            max_refills=max_refills(
+                int(self.config.data.train_batch_size), self.min_group_fraction
+            ),
         )
 
     def _init_resource_pool_mgr(self):

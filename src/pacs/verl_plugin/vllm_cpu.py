@@ -62,4 +62,6 @@ def register() -> None:
     if getattr(current, "pacs_keeps_weights", False):
         return
     setattr(utils, DISPATCHER, keep_weight_dispatch(current))
-    logger.info("pacs: vLLM CPU linear layers keep their weights (reloadable by verl's weight sync)")
+    logger.info(
+        "pacs: vLLM CPU linear layers keep their weights (reloadable by verl's weight sync)"
+    )

@@ -60,7 +60,9 @@ def render_prompt(tokenizer, messages: list[dict], enable_thinking: bool | None 
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, **kwargs)
 
 
-def prompt_token_ids(tokenizer, messages: list[dict], enable_thinking: bool | None = None) -> list[int]:
+def prompt_token_ids(
+    tokenizer, messages: list[dict], enable_thinking: bool | None = None
+) -> list[int]:
     """The rendered prompt's token ids, without special tokens added (the template holds them)."""
     text = render_prompt(tokenizer, messages, enable_thinking)
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])

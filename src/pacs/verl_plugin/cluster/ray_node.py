@@ -116,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             code = run_node([*ray_command(), *ray_args], args.stop_file, received)
             if code in (None, 0) or received or args.stop_file.exists():
                 break
-            print(f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

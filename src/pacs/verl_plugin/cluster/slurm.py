@@ -204,16 +204,20 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     (one node, one task) and override what we ask for. The job's identity and SLURM_CONF are kept.
     """
     env = os.environ if env is None else env
-    return with_ray_start_deadlines(with_ray_auth_mode(without_rocr(
-        {
-            key: value
-            for key, value in env.items()
-            if not (
-                (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
-                or key.startswith(("SRUN_", "SBATCH_"))
+    return with_ray_start_deadlines(
+        with_ray_auth_mode(
+            without_rocr(
+                {
+                    key: value
+                    for key, value in env.items()
+                    if not (
+                        (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
+                        or key.startswith(("SRUN_", "SBATCH_"))
+                    )
+                }
             )
-        }
-    )))
+        )
+    )
 
 
 def with_ray_start_deadlines(env: Mapping[str, str]) -> dict[str, str]:
@@ -229,9 +233,11 @@ def with_ray_auth_mode(env: Mapping[str, str], home: Path | None = None) -> dict
     'disabled' and is refused (InvalidAuthToken). An explicit RAY_AUTH_MODE is kept."""
     out = dict(env)
     if not out.get("RAY_AUTH_MODE"):
-        token = out.get("RAY_AUTH_TOKEN") or out.get("RAY_AUTH_TOKEN_PATH") or (
-            (home or Path.home()) / ".ray" / "auth_token"
-        ).is_file()
+        token = (
+            out.get("RAY_AUTH_TOKEN")
+            or out.get("RAY_AUTH_TOKEN_PATH")
+            or ((home or Path.home()) / ".ray" / "auth_token").is_file()
+        )
         out["RAY_AUTH_MODE"] = "token" if token else "disabled"
     return out
 
@@ -290,7 +296,12 @@ def ray_head_command(
         *_ray_node(
             alloc,
             stop_file,
-            ["--head", f"--node-ip-address={head_ip}", f"--port={port}", "--include-dashboard=false"],
+            [
+                "--head",
+                f"--node-ip-address={head_ip}",
+                f"--port={port}",
+                "--include-dashboard=false",
+            ],
         ),
     ]
 
@@ -407,7 +418,9 @@ class RayCluster:
             head, *workers = self.commands()
             self._start(head)
             if self._wait_for_nodes(1).count < 1:
-                raise TimeoutError(f"the Ray head at {self.address} did not answer in {self.wait_s:.0f} s")
+                raise TimeoutError(
+                    f"the Ray head at {self.address} did not answer in {self.wait_s:.0f} s"
+                )
             for cmd in workers:
                 self._start(cmd)
             check_ray_nodes(self._wait_for_nodes(self.alloc.nnodes), self.alloc)
@@ -434,7 +447,10 @@ class RayCluster:
             if found.count >= want or time.monotonic() > deadline:
                 logger.info(
                     "Ray cluster at %s: %d/%d nodes, GPUs %s",
-                    self.address, found.count, self.alloc.nnodes, list(found.gpus),
+                    self.address,
+                    found.count,
+                    self.alloc.nnodes,
+                    list(found.gpus),
                 )
                 return found
             time.sleep(self.poll_s)

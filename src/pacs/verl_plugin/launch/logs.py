@@ -24,7 +24,9 @@ ATTEMPT_RE = re.compile(r"attempt-(\d+)\.jsonl$")
 
 # metrics.jsonl field -> verl metric keys, first present wins; fields that add up several verl
 # timers (absent timers count 0; all absent -> null). Stated once in pacs.metrics_log.
-FIELD_KEYS: dict[str, tuple[str, ...]] = {m.name: m.verl_keys for m in TRAIN_METRICS if not m.summed}
+FIELD_KEYS: dict[str, tuple[str, ...]] = {
+    m.name: m.verl_keys for m in TRAIN_METRICS if not m.summed
+}
 SUMMED_FIELDS: dict[str, tuple[str, ...]] = {m.name: m.verl_keys for m in TRAIN_METRICS if m.summed}
 ROW_ORDER = ("step", *TRAIN_FIELDS)
 

@@ -156,7 +156,9 @@ def _rollout(p: Profile, seed: int) -> dict:
     }
 
 
-def _trainer(p: Profile, model_key: str, paths: RunPaths, cluster: ClusterShape, log_path: str) -> dict:
+def _trainer(
+    p: Profile, model_key: str, paths: RunPaths, cluster: ClusterShape, log_path: str
+) -> dict:
     v = p.verl
     items = {
         "trainer.use_v1": True,
@@ -266,7 +268,8 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
 
 
 METHOD_OVERRIDES = MethodTable(
-    "pacs.verl_plugin.launch.overrides.METHOD_OVERRIDES", {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo}
+    "pacs.verl_plugin.launch.overrides.METHOD_OVERRIDES",
+    {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo},
 )
 
 
@@ -286,15 +289,21 @@ def build_overrides(
     method-specific values replace the common ones.
     """
     if profile.engine != "verl":
-        raise ValueError(f"profile {profile.profile!r} is for the {profile.engine} engine, not verl")
+        raise ValueError(
+            f"profile {profile.profile!r} is for the {profile.engine} engine, not verl"
+        )
     if model_key not in profile.models:
         raise ValueError(f"unknown model {model_key!r}; known: {sorted(profile.models)}")
     if run.models and model_key not in run.models:
-        raise ValueError(f"run {run.name!r} is limited to models {list(run.models)}, not {model_key!r}")
+        raise ValueError(
+            f"run {run.name!r} is limited to models {list(run.models)}, not {model_key!r}"
+        )
     method = run.method
     if loss_agg_mode is not None:
         if isinstance(method, PacsSpec):
-            raise ValueError("--loss-agg-mode is for GRPO/PPO runs; the PACS loss is one term per response")
+            raise ValueError(
+                "--loss-agg-mode is for GRPO/PPO runs; the PACS loss is one term per response"
+            )
         method = dataclasses.replace(method, loss_agg_mode=loss_agg_mode)
     items = {
         **_data(profile, seed, paths),

@@ -34,36 +34,70 @@ from pacs.verl_plugin.launch.train import ROLLOUTS, rollout_problem, with_rollou
 FIRST_LAUNCH_STEPS = 2
 
 
-def _python(module: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", module, *args]
+def _python(module: str, *args: object) -> list[str]:
+    return [sys.executable, "-m", module, *map(str, args)]
+
+
+def _training(args: argparse.Namespace, out: Path) -> list[tuple[str, list[str]]]:
+    """The two launches: 2 steps then stop; a second launch resumes, finishes and merges."""
+    launch = (
+        *("--config", args.config, "--run", args.run, "--device", args.device),
+        *("--rollout", args.rollout, "--train-file", out / "data" / "train.parquet"),
+        *("--out", out / "train"),
+    )
+    hydra = ("--", f"actor_rollout_ref.model.path={out / 'model' / 'base'}", *args.extra)
+    first = (*hydra, f"trainer.total_training_steps={FIRST_LAUNCH_STEPS}")
+    train = "pacs.verl_plugin.launch.train"
+    return [
+        ("train", _python(train, *launch, "--no-finalize", *first)),
+        ("resume", _python(train, *launch, *hydra)),
+    ]
+
+
+def _evaluation(args: argparse.Namespace, out: Path, eval_args: list[str]):
+    """Generate with the merged model, grade, pass@k: the DAG's own stages."""
+    bench, ev = out / "data" / "test.jsonl", out / "eval"
+    samples, graded = ev / "samples.jsonl", ev / "graded.jsonl"
+    model = out / "train" / "model"
+    identity = ("--benchmark", "synthetic", "--model", "tiny", "--run", args.run, "--seed", 0)
+    passk = ("--out-json", ev / "passk.json", "--out-csv", ev / "passk.csv", *identity)
+    return [
+        (
+            "evaluate",
+            _python(
+                "pacs.evaluation.generate",
+                "--model",
+                model,
+                "--benchmark-file",
+                bench,
+                "--out",
+                samples,
+                *eval_args,
+            ),
+        ),
+        (
+            "grade",
+            _python(
+                "pacs.evaluation.grade",
+                "--samples",
+                samples,
+                "--benchmark-file",
+                bench,
+                "--out",
+                graded,
+                "--workers",
+                1,
+            ),
+        ),
+        ("passk", _python("pacs.evaluation.passk", "--graded", graded, *passk, "--bootstrap", 200)),
+    ]
 
 
 def chain(args: argparse.Namespace, eval_args: list[str]) -> list[tuple[str, list[str]]]:
     """(part, command) in order; ``eval_args``: the generate flags of the chosen backend."""
-    out, cfg = args.out.resolve(), str(args.config)
-    data, model = out / "data", out / "train" / "model"
-    launch = [
-        "--config", cfg, "--run", args.run, "--device", args.device, "--rollout", args.rollout,
-        "--train-file", str(data / "train.parquet"), "--out", str(out / "train"),
-    ]
-    hydra = ["--", f"actor_rollout_ref.model.path={out / 'model' / 'base'}", *args.extra]
-    ev = out / "eval"
-    return [
-        ("build", _python("pacs.tiny.smoke", "--config", cfg, "--out", str(out))),
-        ("train", _python("pacs.verl_plugin.launch.train", *launch, "--no-finalize", *hydra,
-                          f"trainer.total_training_steps={FIRST_LAUNCH_STEPS}")),
-        ("resume", _python("pacs.verl_plugin.launch.train", *launch, *hydra)),
-        ("evaluate", _python("pacs.evaluation.generate", "--model", str(model),
-                             "--benchmark-file", str(data / "test.jsonl"),
-                             "--out", str(ev / "samples.jsonl"), *eval_args)),
-        ("grade", _python("pacs.evaluation.grade", "--samples", str(ev / "samples.jsonl"),
-                          "--benchmark-file", str(data / "test.jsonl"),
-                          "--out", str(ev / "graded.jsonl"), "--workers", "1")),
-        ("passk", _python("pacs.evaluation.passk", "--graded", str(ev / "graded.jsonl"),
-                          "--out-json", str(ev / "passk.json"), "--out-csv", str(ev / "passk.csv"),
-                          "--benchmark", "synthetic", "--model", "tiny", "--run", args.run,
-                          "--seed", "0", "--bootstrap", "200")),
-    ]
+    out = args.out.resolve()
+    build = ("build", _python("pacs.tiny.smoke", "--config", args.config, "--out", out))
+    return [build, *_training(args, out), *_evaluation(args, out, eval_args)]
 
 
 def generate_flags(profile, backend: str) -> list[str]:
@@ -71,9 +105,18 @@ def generate_flags(profile, backend: str) -> list[str]:
     ``eval.backend``: the smoke evaluates with the engine it trained with)."""
     ev = profile.eval
     flags = [
-        "--backend", backend, "--n", str(ev.n_samples), "--temperature", str(ev.temperature),
-        "--top-p", str(ev.top_p), "--max-new-tokens", str(ev.max_new_tokens),
-        "--seed", str(ev.seed),
+        "--backend",
+        backend,
+        "--n",
+        str(ev.n_samples),
+        "--temperature",
+        str(ev.temperature),
+        "--top-p",
+        str(ev.top_p),
+        "--max-new-tokens",
+        str(ev.max_new_tokens),
+        "--seed",
+        str(ev.seed),
     ]
     if backend == "vllm":  # the config's engine settings; unset ones: the platform's defaults
         flags += engine_cli_args(ev.vllm).split()
@@ -86,13 +129,20 @@ def run_part(name: str, cmd: list[str], log: Path) -> float:
     print(f"[verl-smoke] {name}: {' '.join(cmd[1:4])} ... (log: {log})", flush=True)
     start = time.perf_counter()
     with log.open("w") as fh:
-        code = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False,
-                              env={**os.environ, "PYTHONUNBUFFERED": "1"}).returncode
+        code = subprocess.run(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            check=False,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        ).returncode
     seconds = time.perf_counter() - start
     if code != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
-        raise RuntimeError(f"verl-smoke part {name!r} exited {code} after {seconds:.0f} s; "
-                           f"{log} ends with:\n{tail}")
+        raise RuntimeError(
+            f"verl-smoke part {name!r} exited {code} after {seconds:.0f} s; "
+            f"{log} ends with:\n{tail}"
+        )
     print(f"[verl-smoke] {name}: {seconds:.1f} s", flush=True)
     return seconds
 
@@ -101,24 +151,36 @@ def report(out: Path, rollout: str, backend: str, times: dict[str, float]) -> st
     """Markdown: pass@k of the merged model and the wall time of each part."""
     doc = json.loads((out / "eval" / "passk.json").read_text())
     lines = [
-        f"# verl smoke: rollout {rollout}, evaluation backend {backend}", "",
+        f"# verl smoke: rollout {rollout}, evaluation backend {backend}",
+        "",
         f"{doc['n_problems']} problems x {doc['n_max']} samples, merged model after the last step.",
-        "", "| k | pass@k |", "|---|---|",
+        "",
+        "| k | pass@k |",
+        "|---|---|",
         *[f"| {row['k']} | {row['value']:.4f} |" for row in doc["pass_at_k"]],
-        "", "| part | wall time (s) |", "|---|---|",
+        "",
+        "| part | wall time (s) |",
+        "|---|---|",
         *[f"| {name} | {seconds:.1f} |" for name, seconds in times.items()],
-        f"| total | {sum(times.values()):.1f} |", "",
+        f"| total | {sum(times.values()):.1f} |",
+        "",
     ]
     return "\n".join(lines)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m pacs.verl_plugin.launch.smoke", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m pacs.verl_plugin.launch.smoke", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("--config", type=Path, default=Path("configs/verl_smoke.yaml"))
     p.add_argument("--out", type=Path, default=Path("results/verl_smoke"))
     p.add_argument("--run", default="pacs", help="run name from the config's runs: section")
-    p.add_argument("--rollout", choices=ROLLOUTS, default="hf",
-                   help="verl rollout: hf (quick) or vllm (verl's own; on CPU the engine env)")
+    p.add_argument(
+        "--rollout",
+        choices=ROLLOUTS,
+        default="hf",
+        help="verl rollout: hf (quick) or vllm (verl's own; on CPU the engine env)",
+    )
     p.add_argument("--device", choices=DEVICES, default="auto")
     p.add_argument("extra", nargs="*", help="extra Hydra overrides for both launches (after --)")
     return p.parse_args(argv)

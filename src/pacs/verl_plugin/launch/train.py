@@ -382,8 +382,7 @@ def plan(args: argparse.Namespace) -> Launch:
     overrides = (
         build_overrides(profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
         + device_overrides(
-            device, shape.nnodes * shape.gpus_per_node, shape.ray_address,
-            profile.verl.rollout.name,
+            device, shape.nnodes * shape.gpus_per_node, shape.ray_address, profile.verl.rollout.name
         )
         + list(args.extra)
     )
@@ -448,8 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     started = time.time()
     env = verl_env(
-        {**child_env(launch.log_path), **device_env(launch.device)},
-        launch.ray_address is not None,
+        {**child_env(launch.log_path), **device_env(launch.device)}, launch.ray_address is not None
     )
     code = supervise(cmd, env, launch.cluster)
     if code != 0:
