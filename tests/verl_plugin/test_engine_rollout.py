@@ -28,41 +28,22 @@ def test_cpu_vllm_rollout_turns_sleep_mode_off_and_hf_does_not():
     assert device_overrides("cuda", 8, rollout="vllm") == []  # GPUs keep verl's defaults
 
 
+def _vllm_smoke_args(tmp_path) -> list[str]:
+    """The launcher's flags for the verl smoke run with verl's vLLM rollout on CPU."""
+    run = ("--run", "pacs", "--device", "cpu", "--rollout", "vllm")
+    return ["--config", str(SMOKE), *run, "--out", str(tmp_path / "run")]
+
+
 def test_rollout_flag_replaces_the_configs_rollout(capsys, tmp_path):
-    args = [
-        "--dry-run",
-        "--config",
-        str(SMOKE),
-        "--run",
-        "pacs",
-        "--device",
-        "cpu",
-        "--out",
-        str(tmp_path / "run"),
-        "--rollout",
-        "vllm",
-    ]
-    assert train.main(args) == 0  # a dry run needs no engine
+    assert train.main(["--dry-run", *_vllm_smoke_args(tmp_path)]) == 0  # a dry run needs no engine
     line = capsys.readouterr().out
     assert "actor_rollout_ref.rollout.name=vllm" in line and SLEEP_OFF in line
 
 
 def test_vllm_rollout_without_vllm_names_the_command_to_run(monkeypatch, tmp_path, caplog):
     monkeypatch.setattr(engine_check, "_version", lambda dist: None if dist == "vllm" else "0.9.1")
-    args = [
-        "--config",
-        str(SMOKE),
-        "--run",
-        "pacs",
-        "--device",
-        "cpu",
-        "--out",
-        str(tmp_path / "run"),
-        "--rollout",
-        "vllm",
-    ]
     with caplog.at_level(logging.ERROR):
-        assert train.main(args) == 2
+        assert train.main(_vllm_smoke_args(tmp_path)) == 2
     assert "make engine-env" in caplog.text and "vllm not installed" in caplog.text
     assert not (tmp_path / "run" / "launch.json").exists()  # refused before anything started
 
