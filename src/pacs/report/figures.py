@@ -84,13 +84,20 @@ def _hue_order(ctx: ReportContext, df: pd.DataFrame) -> list[str]:
 
 # ============================================================================ Fig. 3 and 5a
 
+
 def _ncols(panels: int) -> int:
     """Columns of a facet grid: at most 3, and 2 for 4 panels (a 2 x 2 grid)."""
     return 2 if panels == 4 else min(3, panels)
 
 
-def _line_over_steps(ctx: ReportContext, df: pd.DataFrame, y: str, ylabel: str, title: str,
-                     base_lines: dict | None = None):
+def _line_over_steps(
+    ctx: ReportContext,
+    df: pd.DataFrame,
+    y: str,
+    ylabel: str,
+    title: str,
+    base_lines: dict | None = None,
+):
     """One panel per model (and per benchmark when ``df`` has that column); hue = run. The title
     gains a line saying what the line and band are, from the seeds in ``df``."""
     keys = ["model", "benchmark"] if "benchmark" in df.columns else ["model"]
@@ -104,16 +111,29 @@ def _line_over_steps(ctx: ReportContext, df: pd.DataFrame, y: str, ylabel: str, 
         for col, val in zip(keys, key):
             sel = sel[sel[col] == val]
         sub, colors = _with_seed_labels(sel, ctx)
-        sns.lineplot(data=sub, x="step", y=y, hue="series", hue_order=_hue_order(ctx, sub),
-                     palette=colors, errorbar=_band(sub), estimator="mean",
-                     marker="o", markersize=3, linewidth=1.4, ax=ax)
+        sns.lineplot(
+            data=sub,
+            x="step",
+            y=y,
+            hue="series",
+            hue_order=_hue_order(ctx, sub),
+            palette=colors,
+            errorbar=_band(sub),
+            estimator="mean",
+            marker="o",
+            markersize=3,
+            linewidth=1.4,
+            ax=ax,
+        )
         base = (base_lines or {}).get(key)
         if base is not None:
-            ax.axhline(base, color=_palette(ctx)[BASE_RUN], ls="--", lw=1, label="Base model (before RL)")
+            ax.axhline(
+                base, color=_palette(ctx)[BASE_RUN], ls="--", lw=1, label="Base model (before RL)"
+            )
         name = ctx.model_label(key[0]) + (f" — {benchmark_label(key[1])}" if len(key) > 1 else "")
         ax.set(title=name, xlabel="training step", ylabel=ylabel)
         ax.legend(title=None)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{title}\n({seed_band_text(_seed_counts(df))})")
     return fig
@@ -124,30 +144,43 @@ def fig3(ctx: ReportContext, log: OutputLog) -> str | None:
     df = ctx.results.curves
     df = df[df["run"].isin(runs)].assign(pass_at_1=lambda d: d["pass_at_1"] * 100.0)
     if df.empty:
-        return ("no pass@1 curves for the main runs (train/*/*/seed*/eval_curve.jsonl or "
-                "curve/*/*/seed*/step*/*/passk.json)")
+        return (
+            "no pass@1 curves for the main runs (train/*/*/seed*/eval_curve.jsonl or "
+            "curve/*/*/seed*/step*/*/passk.json)"
+        )
     base = ctx.passk_pct()
     base = base[(base["run"] == BASE_RUN) & (base["k"] == 1)]
-    base_lines = {(m, b): v for (m, b), v in base.groupby(["model", "benchmark"])["value"].mean().items()}
+    base_lines = {
+        (m, b): v for (m, b), v in base.groupby(["model", "benchmark"])["value"].mean().items()
+    }
     sampled = curve_sample_text(ctx, df)
-    fig = _line_over_steps(ctx, df, "pass_at_1", "pass@1 (%)",
-                           f"Fig. 3: pass@1 during training\n{sampled}", base_lines)
-    log.save_figure(fig, "fig3_eval_curve", "Fig. 3: pass@1 versus training step per method; "
-                    f"{sampled.replace(chr(10), ' ')}; {seed_band_text(_seed_counts(df))}")
+    fig = _line_over_steps(
+        ctx, df, "pass_at_1", "pass@1 (%)", f"Fig. 3: pass@1 during training\n{sampled}", base_lines
+    )
+    log.save_figure(
+        fig,
+        "fig3_eval_curve",
+        "Fig. 3: pass@1 versus training step per method; "
+        f"{sampled.replace(chr(10), ' ')}; {seed_band_text(_seed_counts(df))}",
+    )
     return None
 
 
 def curve_sample_text(ctx: ReportContext, curves: pd.DataFrame) -> str:
     """What each point of a pass@1 curve sampled, and on a second line what the final evaluation
     (Table 1) sampled: a smaller in-training evaluation gives other numbers than the table."""
-    text = (f"each point: {range_text(curves['n_problems'])} problems × "
-            f"{range_text(curves['n_samples'])} samples")
+    text = (
+        f"each point: {range_text(curves['n_problems'])} problems × "
+        f"{range_text(curves['n_samples'])} samples"
+    )
     final = ctx.results.passk
     final = final[final["run"].isin(set(curves["run"]))]
     if final.empty:
         return text
-    return (f"{text}\n(Table 1, after training: {range_text(final['n_problems'])} problems × "
-            f"{range_text(final['n_min'])} samples)")
+    return (
+        f"{text}\n(Table 1, after training: {range_text(final['n_problems'])} problems × "
+        f"{range_text(final['n_min'])} samples)"
+    )
 
 
 def fig5a(ctx: ReportContext, log: OutputLog) -> str | None:
@@ -156,15 +189,25 @@ def fig5a(ctx: ReportContext, log: OutputLog) -> str | None:
     df = df[df["run"].isin(runs) & df["entropy"].notna()]
     if df.empty:
         return "no `entropy` in metrics.jsonl of the main runs (train/*/*/seed*/metrics.jsonl)"
-    fig = _line_over_steps(ctx, df, "entropy", "policy entropy (nats / token)",
-                           "Fig. 5a: policy entropy during training\n"
-                           "mean token entropy of each step's training rollouts")
-    log.save_figure(fig, "fig5a_entropy", "Fig. 5a: policy entropy of the training rollouts "
-                    f"versus training step per method; {seed_band_text(_seed_counts(df))}")
+    fig = _line_over_steps(
+        ctx,
+        df,
+        "entropy",
+        "policy entropy (nats / token)",
+        "Fig. 5a: policy entropy during training\n"
+        "mean token entropy of each step's training rollouts",
+    )
+    log.save_figure(
+        fig,
+        "fig5a_entropy",
+        "Fig. 5a: policy entropy of the training rollouts "
+        f"versus training step per method; {seed_band_text(_seed_counts(df))}",
+    )
     return None
 
 
 # ============================================================================ Fig. 4: beta
+
 
 def _beta_of(run: RunInfo) -> float:
     return run.spec.method.beta
@@ -182,8 +225,9 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
     if not have_beta & {r.name for r in beta_runs}:
         return "no pass@k or eval-curve results for the β-ablation runs (ablation: beta)"
     models = [m for m in ctx.models if m in set(passk["model"]) | set(curves["model"])]
-    curve_benches = {m: sorted(curves.loc[curves["model"] == m, "benchmark"].unique()) or [None]
-                     for m in models}
+    curve_benches = {
+        m: sorted(curves.loc[curves["model"] == m, "benchmark"].unique()) or [None] for m in models
+    }
     ncols = 1 + max(len(b) for b in curve_benches.values())
     fig, axes = new_figure(ncols=ncols, nrows=len(models))
     for row, model in zip(axes, models):
@@ -194,13 +238,16 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
             _beta_curves(ctx, ax, mc[mc["benchmark"] == bench] if bench else mc, names)
             where = f"\n{benchmark_label(bench)}" if bench else ""
             ax.set_title(f"{ctx.model_label(model)}: pass@1 during training{where}")
-        for ax in row[1 + len(curve_benches[model]):]:
+        for ax in row[1 + len(curve_benches[model]) :]:
             ax.set_visible(False)
     counts = _seed_counts(pd.concat([passk[["run", "seed"]], curves[["run", "seed"]]]))
     # No no-op warning: the config refuses a β ablation that cannot act (docs/design.md §2.8).
     fig.suptitle(f"Fig. 4: β ablation of PACS\n({seed_band_text(counts)})")
-    log.save_figure(fig, "fig4_beta_ablation", "Fig. 4: β ablation, pass@k versus β and pass@1 "
-                    f"curves per β; {seed_band_text(counts)}")
+    log.save_figure(
+        fig,
+        "fig4_beta_ablation",
+        f"Fig. 4: β ablation, pass@k versus β and pass@1 curves per β; {seed_band_text(counts)}",
+    )
     return None
 
 
@@ -213,8 +260,17 @@ def _beta_points(ctx: ReportContext, ax, passk: pd.DataFrame, names: dict[str, R
     sel["beta"] = sel["run"].map(lambda r: _beta_of(names[r]))
     sel["benchmark"] = sel["benchmark"].map(benchmark_label)
     sel["metric"] = sel["k"].map(lambda k: f"pass@{k}")
-    sns.lineplot(data=sel, x="beta", y="value", hue="benchmark", style="metric",
-                 palette=BENCHMARK_PALETTE, errorbar=_band(sel), marker="o", ax=ax)
+    sns.lineplot(
+        data=sel,
+        x="beta",
+        y="value",
+        hue="benchmark",
+        style="metric",
+        palette=BENCHMARK_PALETTE,
+        errorbar=_band(sel),
+        marker="o",
+        ax=ax,
+    )
     ax.set_xscale("log", base=2)
     betas = sorted(sel["beta"].unique())
     ax.set_xticks(betas, [f"{b:g}" for b in betas])
@@ -230,15 +286,26 @@ def _beta_curves(ctx: ReportContext, ax, curves: pd.DataFrame, names: dict[str, 
     df = curves.assign(pass_at_1=curves["pass_at_1"] * 100.0)
     df["series"] = df["run"].map(lambda r: f"β = {_beta_of(names[r]):g}")
     order = sorted(df["series"].unique(), key=lambda s: float(s.split("=")[1]))
-    sns.lineplot(data=df, x="step", y="pass_at_1", hue="series", hue_order=order,
-                 palette=sns.color_palette("Blues_d", len(order)), errorbar=_band(df), marker="o",
-                 markersize=3, ax=ax)
+    sns.lineplot(
+        data=df,
+        x="step",
+        y="pass_at_1",
+        hue="series",
+        hue_order=order,
+        palette=sns.color_palette("Blues_d", len(order)),
+        errorbar=_band(df),
+        marker="o",
+        markersize=3,
+        ax=ax,
+    )
     ax.set(xlabel="training step", ylabel="pass@1 (%)")
-    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(3, len(order)),
-                    title=None)
+    sns.move_legend(
+        ax, "upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(3, len(order)), title=None
+    )
 
 
 # ============================================================================ Fig. 5b: PCA
+
 
 def fig5b(ctx: ReportContext, log: OutputLog) -> str | None:
     methods = list((ctx.cfg.get("diversity") or {}).get("pca_methods") or [])
@@ -250,8 +317,11 @@ def fig5b(ctx: ReportContext, log: OutputLog) -> str | None:
         return f"no PCA points for {methods} (diversity/*/*.pca.csv)"
     for (model, bench), sub in pca.groupby(["model", "benchmark"], sort=False):
         fig = _pca_figure(ctx, sub, [m for m in methods if m in set(sub["method"])], model, bench)
-        log.save_figure(fig, f"fig5b_pca_{model}_{bench}",
-                        f"Fig. 5b: centred PCA with KDE contours of correct responses, {model}, {bench}")
+        log.save_figure(
+            fig,
+            f"fig5b_pca_{model}_{bench}",
+            f"Fig. 5b: centred PCA with KDE contours of correct responses, {model}, {bench}",
+        )
     return None
 
 
@@ -290,11 +360,15 @@ def _pca_figure(ctx: ReportContext, sub: pd.DataFrame, methods: list[str], model
 
 # ============================================================================ Fig. 6: OOD
 
+
 def fig6(ctx: ReportContext, log: OutputLog) -> str | None:
     runs = ctx.runs_in("main", include_base=True)
     ours = ctx.passk_pct()
-    ours = ours[(ours["k"] == 1) & ours["benchmark"].isin(OOD_BENCHMARKS)
-                & ours["run"].isin([r.name for r in runs])]
+    ours = ours[
+        (ours["k"] == 1)
+        & ours["benchmark"].isin(OOD_BENCHMARKS)
+        & ours["run"].isin([r.name for r in runs])
+    ]
     paper = ctx.paper[ctx.paper["table"] == "Figure 6"]
     fig, axes = new_figure(ncols=len(OOD_BENCHMARKS), width=8.4, height=3.8)
     models = [m for m in ctx.models if m in set(ours["model"])]
@@ -302,17 +376,25 @@ def fig6(ctx: ReportContext, log: OutputLog) -> str | None:
         _ood_panel(ctx, ax, bench, runs, ours[ours["benchmark"] == bench], paper, models)
     if ours.empty:
         why = ood_absence(ctx)
-        fig.suptitle("Fig. 6: out-of-domain pass@1, the paper's bars only\nhatched: the paper's "
-                     f"Qwen3-8B (trained on DeepScaleR), reference only\nours are absent: {why}",
-                     color="#b00000")
+        fig.suptitle(
+            "Fig. 6: out-of-domain pass@1, the paper's bars only\nhatched: the paper's "
+            f"Qwen3-8B (trained on DeepScaleR), reference only\nours are absent: {why}",
+            color="#b00000",
+        )
         desc = f"Fig. 6: the paper's OOD bars only, as a reference; ours are absent: {why}"
     else:
-        seeds = (seed_band_text(_seed_counts(ours)).replace("line: mean", "bar: mean")
-                 .replace("band", "error bar"))
-        fig.suptitle(f"Fig. 6: out-of-domain pass@1\nsolid: ours ({', '.join(models)} left to "
-                     f"right; {seeds})\nhatched: the paper's Qwen3-8B")
-        desc = ("Fig. 6: OOD pass@1 (LiveCodeBench, GPQA) per method, ours beside the paper's; "
-                f"{seeds}")
+        seeds = (
+            seed_band_text(_seed_counts(ours))
+            .replace("line: mean", "bar: mean")
+            .replace("band", "error bar")
+        )
+        fig.suptitle(
+            f"Fig. 6: out-of-domain pass@1\nsolid: ours ({', '.join(models)} left to "
+            f"right; {seeds})\nhatched: the paper's Qwen3-8B"
+        )
+        desc = (
+            f"Fig. 6: OOD pass@1 (LiveCodeBench, GPQA) per method, ours beside the paper's; {seeds}"
+        )
     log.save_figure(fig, "fig6_ood", desc)
     return None
 
@@ -323,12 +405,21 @@ def ood_absence(ctx: ReportContext) -> str:
     if not evaluated:
         listed = ", ".join(benchmark_label(b) for b in ctx.spec.data.benchmarks) or "none"
         return f"not evaluated in this profile (data.benchmarks: {listed})"
-    return (f"no pass@1 results yet for {', '.join(benchmark_label(b) for b in evaluated)} "
-            "(eval/*/*/seed*/<benchmark>/passk.json)")
+    return (
+        f"no pass@1 results yet for {', '.join(benchmark_label(b) for b in evaluated)} "
+        "(eval/*/*/seed*/<benchmark>/passk.json)"
+    )
 
 
-def _ood_panel(ctx: ReportContext, ax, bench: str, runs: list[RunInfo], ours: pd.DataFrame,
-               paper: pd.DataFrame, models: list[str]) -> None:
+def _ood_panel(
+    ctx: ReportContext,
+    ax,
+    bench: str,
+    runs: list[RunInfo],
+    ours: pd.DataFrame,
+    paper: pd.DataFrame,
+    models: list[str],
+) -> None:
     """Bars per method: ours solid per model (±1 std across seeds), the paper's hatched."""
     pal = _palette(ctx)
     groups = [(m, ours[ours["model"] == m]) for m in models] + [("paper", None)]
@@ -337,30 +428,70 @@ def _ood_panel(ctx: ReportContext, ax, bench: str, runs: list[RunInfo], ours: pd
         for g, (_, sub) in enumerate(groups):
             pos = x - 0.4 + width * (g + 0.5)
             if sub is None:
-                hit = paper[(paper["benchmark"] == bench) & (paper["method"] == run.paper_method)]
-                if hit.empty:
-                    ax.text(pos, 2, "not stated\nin paper", ha="center", va="bottom", fontsize=7)
-                    continue
-                value = float(hit["value"].iloc[0])
-                ax.bar(pos, value, width, color=pal[run.name], alpha=0.45, hatch="///",
-                       edgecolor="white")
+                value = _paper_ood_bar(ax, pos, width, pal[run.name], paper, bench, run)
             else:
-                vals = sub.loc[sub["run"] == run.name, "value"]
-                if vals.empty:
-                    continue
-                value = float(vals.mean())
-                ax.bar(pos, value, width, yerr=vals.std(ddof=1) if len(vals) > 1 else None,
-                       color=pal[run.name], capsize=2)
-            ax.text(pos, value + 1, f"{value:.2f}", ha="center", va="bottom", fontsize=7,
-                    rotation=90 if len(groups) > 2 else 0)
+                value = _our_ood_bar(ax, pos, width, pal[run.name], sub, run)
+            if value is None:
+                continue
+            ax.text(
+                pos,
+                value + 1,
+                f"{value:.2f}",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90 if len(groups) > 2 else 0,
+            )
     ax.set_xticks(range(len(runs)), [r.label for r in runs], rotation=20)
     ax.set(title=benchmark_label(bench), ylabel="pass@1 (%)", ylim=(0, 100))
     if ours.empty:
-        ax.text(0.5, 0.93, f"ours: no {benchmark_label(bench)} results", transform=ax.transAxes,
-                ha="center", va="top", fontsize=10, color="#b00000", fontweight="bold")
+        ax.text(
+            0.5,
+            0.93,
+            f"ours: no {benchmark_label(bench)} results",
+            transform=ax.transAxes,
+            ha="center",
+            va="top",
+            fontsize=10,
+            color="#b00000",
+            fontweight="bold",
+        )
+
+
+def _paper_ood_bar(
+    ax, pos: float, width: float, color, paper: pd.DataFrame, bench: str, run: RunInfo
+) -> float | None:
+    """The paper's hatched bar for ``run`` on ``bench``; None (and a note) where it states none."""
+    hit = paper[(paper["benchmark"] == bench) & (paper["method"] == run.paper_method)]
+    if hit.empty:
+        ax.text(pos, 2, "not stated\nin paper", ha="center", va="bottom", fontsize=7)
+        return None
+    value = float(hit["value"].iloc[0])
+    ax.bar(pos, value, width, color=color, alpha=0.45, hatch="///", edgecolor="white")
+    return value
+
+
+def _our_ood_bar(
+    ax, pos: float, width: float, color, sub: pd.DataFrame, run: RunInfo
+) -> float | None:
+    """Our solid bar for ``run`` (mean, ±1 std across seeds); None where it has no results."""
+    vals = sub.loc[sub["run"] == run.name, "value"]
+    if vals.empty:
+        return None
+    value = float(vals.mean())
+    ax.bar(
+        pos,
+        value,
+        width,
+        yerr=vals.std(ddof=1) if len(vals) > 1 else None,
+        color=color,
+        capsize=2,
+    )
+    return value
 
 
 # ============================================================================ pass@k curves
+
 
 def passk_curves(ctx: ReportContext, log: OutputLog) -> str | None:
     runs = ctx.runs_in("main", "weight", include_base=True)
@@ -370,8 +501,11 @@ def passk_curves(ctx: ReportContext, log: OutputLog) -> str | None:
         return "no pass@k results (eval/*/*/seed*/*/passk.json)"
     for model in [m for m in ctx.models if m in set(df["model"])]:
         fig = _passk_model_figure(ctx, df[df["model"] == model], runs, model)
-        log.save_figure(fig, f"passk_curves_{model}",
-                        f"pass@k versus k (log2) per benchmark and method with CI bands, {model}")
+        log.save_figure(
+            fig,
+            f"passk_curves_{model}",
+            f"pass@k versus k (log2) per benchmark and method with CI bands, {model}",
+        )
     return None
 
 
@@ -390,20 +524,38 @@ def _passk_model_figure(ctx: ReportContext, df: pd.DataFrame, runs: list[RunInfo
             r = sub[sub["run"] == run.name]
             if r.empty:
                 continue
-            g = r.groupby("k").agg(mean=("value", "mean"), lo=("ci_low", "min"), hi=("ci_high", "max"),
-                                   n=("seed", "nunique")).reset_index()
+            g = (
+                r.groupby("k")
+                .agg(
+                    mean=("value", "mean"),
+                    lo=("ci_low", "min"),
+                    hi=("ci_high", "max"),
+                    n=("seed", "nunique"),
+                )
+                .reset_index()
+            )
             n = int(g["n"].max())
-            sns.lineplot(x=g["k"], y=g["mean"], color=pal[run.name], marker="o", markersize=3,
-                         label=f"{run.label} ({n} seed{'s' if n > 1 else ''})", legend=False, ax=ax)
+            sns.lineplot(
+                x=g["k"],
+                y=g["mean"],
+                color=pal[run.name],
+                marker="o",
+                markersize=3,
+                label=f"{run.label} ({n} seed{'s' if n > 1 else ''})",
+                legend=False,
+                ax=ax,
+            )
             if g["lo"].notna().any():
-                ax.fill_between(g["k"], g["lo"], g["hi"], color=pal[run.name], alpha=0.15, linewidth=0)
+                ax.fill_between(
+                    g["k"], g["lo"], g["hi"], color=pal[run.name], alpha=0.15, linewidth=0
+                )
             drew_paper |= _paper_curve(ctx, ax, ref, run, bench, list(g["k"]), pal[run.name])
         ax.set_xscale("log", base=2)
         ks = sorted(sub["k"].unique())
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.set(title=benchmark_label(bench), xlabel="k", ylabel="pass@k (%)")
         any_paper |= drew_paper
-    for ax in list(axes.flat)[len(benches):]:
+    for ax in list(axes.flat)[len(benches) :]:
         ax.set_visible(False)
     handles, labels = _legend_entries(axes)
     if any_paper:
@@ -420,8 +572,10 @@ def passk_band_text(counts: dict[str, int]) -> str:
     """What a pass@k line and band are, from the number of seeds of each run drawn."""
     if max(counts.values(), default=1) == 1:
         return "line: one seed per run; band: its bootstrap 95% CI over problems"
-    return ("line: mean over seeds; band: bootstrap 95% CI over problems\n"
-            "(several seeds: the envelope of the seeds' CIs)")
+    return (
+        "line: mean over seeds; band: bootstrap 95% CI over problems\n"
+        "(several seeds: the envelope of the seeds' CIs)"
+    )
 
 
 def _legend_entries(axes) -> tuple[list, list[str]]:
@@ -433,14 +587,35 @@ def _legend_entries(axes) -> tuple[list, list[str]]:
     return list(seen.values()), list(seen)
 
 
-def _paper_curve(ctx: ReportContext, ax, ref, run: RunInfo, bench: str, ks: list[int], color) -> bool:
-    hits = [(k, lookup(ctx.paper, model=ref.model, benchmark=bench, method=run.paper_method, k=int(k),
-                       tables=PASSK_PAPER_TABLES)) for k in ks]
+def _paper_curve(
+    ctx: ReportContext, ax, ref, run: RunInfo, bench: str, ks: list[int], color
+) -> bool:
+    hits = [
+        (
+            k,
+            lookup(
+                ctx.paper,
+                model=ref.model,
+                benchmark=bench,
+                method=run.paper_method,
+                k=int(k),
+                tables=PASSK_PAPER_TABLES,
+            ),
+        )
+        for k in ks
+    ]
     hits = [(k, h["value"]) for k, h in hits if h]
     if not hits:
         return False
-    ax.plot([k for k, _ in hits], [v for _, v in hits], ls="--", marker="x", color=color, alpha=0.7,
-            linewidth=1.0)
+    ax.plot(
+        [k for k, _ in hits],
+        [v for _, v in hits],
+        ls="--",
+        marker="x",
+        color=color,
+        alpha=0.7,
+        linewidth=1.0,
+    )
     return True
 
 

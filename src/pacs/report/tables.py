@@ -19,20 +19,44 @@ from .paper import PaperRef, lookup, paper_model_for
 from .render import Section, TableDoc
 from .style import INFERRED_MARK, benchmark_label
 
-PAPER_BENCHMARKS = ("math500", "amc23", "aime24", "aime25", "beyondaime")  # Table 1's Avg. is over these
+PAPER_BENCHMARKS = (
+    "math500",
+    "amc23",
+    "aime24",
+    "aime25",
+    "beyondaime",
+)  # Table 1's Avg. is over these
 T1_TABLES = ["Table 1", "Table 2", "Table 6", "Table 7", "Table 8", "Figure 6"]
 T26_TABLES = ["Table 2", "Table 6"]
 T78_TABLES = ["Table 7", "Table 8"]
 SCORE_TABLES = [f"Table {i}" for i in range(9, 14)]
-KINF_NOTE = (f"{INFERRED_MARK} the paper's k label is inferred: its copy lost the column headers; "
-             "columns are read as k = 1, 4, 8, 16, 32, 64 with 4..32 inferred "
-             "(see src/pacs/report/paper_numbers.csv).")
-PASSK_CSV_COLUMNS = ["model", "benchmark", "run", "label", "k", "mean_pct", "std_pct", "n_seeds",
-                     "seeds", "n_samples", "n_problems", "paper_pct", "paper_source",
-                     "paper_model", "paper_k_inferred", "paper_comparison"]
+KINF_NOTE = (
+    f"{INFERRED_MARK} the paper's k label is inferred: its copy lost the column headers; "
+    "columns are read as k = 1, 4, 8, 16, 32, 64 with 4..32 inferred "
+    "(see src/pacs/report/paper_numbers.csv)."
+)
+PASSK_CSV_COLUMNS = [
+    "model",
+    "benchmark",
+    "run",
+    "label",
+    "k",
+    "mean_pct",
+    "std_pct",
+    "n_seeds",
+    "seeds",
+    "n_samples",
+    "n_problems",
+    "paper_pct",
+    "paper_source",
+    "paper_model",
+    "paper_k_inferred",
+    "paper_comparison",
+]
 
 
 # ============================================================================ generic grid
+
 
 @dataclass
 class Cell:
@@ -41,9 +65,17 @@ class Cell:
     n_seeds: int
 
 
-def grid_section(heading: str, runs: list[RunInfo], columns: list[tuple[object, str]],
-                 cells: dict[tuple[str, object], Cell], paper_cell: Callable[[RunInfo, object], dict | None],
-                 ref: PaperRef, *, digits: int = 2, with_seeds: bool = True) -> tuple[Section, dict]:
+def grid_section(
+    heading: str,
+    runs: list[RunInfo],
+    columns: list[tuple[object, str]],
+    cells: dict[tuple[str, object], Cell],
+    paper_cell: Callable[[RunInfo, object], dict | None],
+    ref: PaperRef,
+    *,
+    digits: int = 2,
+    with_seeds: bool = True,
+) -> tuple[Section, dict]:
     """Rows = runs with data (ours), each followed by a 'paper' row when the paper has a match.
 
     ``columns`` are (key, header) pairs. Returns the section and the paper hits by (run, key).
@@ -55,15 +87,22 @@ def grid_section(heading: str, runs: list[RunInfo], columns: list[tuple[object, 
         if not any(ours):
             continue
         seeds = [seeds_text([c.n_seeds for c in ours if c])] if with_seeds else []
-        rows.append([run.label, *seeds,
-                     *[fmt_mean_std(c.mean, c.std, digits) if c else "–" for c in ours]])
-        row_hits = {key: paper_cell(run, key) if cells.get((run.name, key)) else None
-                    for key, _ in columns}
+        rows.append(
+            [run.label, *seeds, *[fmt_mean_std(c.mean, c.std, digits) if c else "–" for c in ours]]
+        )
+        row_hits = {
+            key: paper_cell(run, key) if cells.get((run.name, key)) else None for key, _ in columns
+        }
         row_hits = {k: v for k, v in row_hits.items() if v}
         if row_hits:
             tables = sorted({h["table"] for h in row_hits.values()}, key=_table_order)
-            rows.append([ref.label(tables), *([""] if with_seeds else []),
-                         *[_paper_text(row_hits.get(key), digits) for key, _ in columns]])
+            rows.append(
+                [
+                    ref.label(tables),
+                    *([""] if with_seeds else []),
+                    *[_paper_text(row_hits.get(key), digits) for key, _ in columns],
+                ]
+            )
             hits.update({(run.name, k): v for k, v in row_hits.items()})
     return Section(heading, pd.DataFrame(rows, columns=header)), hits
 
@@ -81,8 +120,10 @@ def _paper_text(hit: dict | None, digits: int) -> str:
 
 
 def cells_from_stats(stats: pd.DataFrame, col: str) -> dict[tuple[str, object], Cell]:
-    return {(row["run"], row[col]): Cell(row["mean"], row["std"], int(row["n_seeds"]))
-            for _, row in stats.iterrows()}
+    return {
+        (row["run"], row[col]): Cell(row["mean"], row["std"], int(row["n_seeds"]))
+        for _, row in stats.iterrows()
+    }
 
 
 def _sample_text(df: pd.DataFrame) -> str:
@@ -96,34 +137,65 @@ def _comparison(ref: PaperRef) -> str:
     return "" if ref.model is None else ("same model" if ref.same else "reference only")
 
 
-def _long_rows(model: str, benchmark: str, stats: pd.DataFrame, seeds: pd.DataFrame,
-               samples: pd.DataFrame, hits: dict, ref: PaperRef, ctx: ReportContext,
-               k_col: str = "k") -> list[dict]:
+def _long_rows(
+    model: str,
+    benchmark: str,
+    stats: pd.DataFrame,
+    seeds: pd.DataFrame,
+    samples: pd.DataFrame,
+    hits: dict,
+    ref: PaperRef,
+    ctx: ReportContext,
+    k_col: str = "k",
+) -> list[dict]:
     rows = []
     for _, s in stats.iterrows():
         key = s[k_col]
         hit = hits.get((s["run"], key))
         sel = seeds[(seeds["run"] == s["run"]) & (seeds[k_col] == key)]
         smp = samples[samples["run"] == s["run"]] if len(samples) else samples
-        rows.append({
-            "model": model, "benchmark": benchmark if k_col == "k" else key, "run": s["run"],
-            "label": ctx.label(s["run"]), "k": key if k_col == "k" else 1,
-            "mean_pct": s["mean"], "std_pct": s["std"], "n_seeds": int(s["n_seeds"]),
-            "seeds": ";".join(str(x) for x in sorted(sel["seed"])),
-            "n_samples": ";".join(str(x) for x in sorted(set(smp["n_min"]))) if len(smp) else "",
-            "n_problems": ";".join(str(x) for x in sorted(set(smp["n_problems"]))) if len(smp) else "",
-            "paper_pct": hit["value"] if hit else None, "paper_source": hit["source"] if hit else "",
-            "paper_model": ref.model if hit else "", "paper_k_inferred": hit["k_inferred"] if hit else "",
-            "paper_comparison": _comparison(ref) if hit else "",
-        })
+        rows.append(
+            {
+                "model": model,
+                "benchmark": benchmark if k_col == "k" else key,
+                "run": s["run"],
+                "label": ctx.label(s["run"]),
+                "k": key if k_col == "k" else 1,
+                "mean_pct": s["mean"],
+                "std_pct": s["std"],
+                "n_seeds": int(s["n_seeds"]),
+                "seeds": ";".join(str(x) for x in sorted(sel["seed"])),
+                "n_samples": ";".join(str(x) for x in sorted(set(smp["n_min"])))
+                if len(smp)
+                else "",
+                "n_problems": ";".join(str(x) for x in sorted(set(smp["n_problems"])))
+                if len(smp)
+                else "",
+                "paper_pct": hit["value"] if hit else None,
+                "paper_source": hit["source"] if hit else "",
+                "paper_model": ref.model if hit else "",
+                "paper_k_inferred": hit["k_inferred"] if hit else "",
+                "paper_comparison": _comparison(ref) if hit else "",
+            }
+        )
     return rows
 
 
 # ============================================================================ pass@k tables
 
-def passk_table(ctx: ReportContext, *, stem: str, title: str, description: str, runs: list[RunInfo],
-                benchmarks: list[str], paper_tables: list[str], extra_notes: list[str],
-                require: list[RunInfo] | None = None) -> TableDoc | None:
+
+def passk_table(
+    ctx: ReportContext,
+    *,
+    stem: str,
+    title: str,
+    description: str,
+    runs: list[RunInfo],
+    benchmarks: list[str],
+    paper_tables: list[str],
+    extra_notes: list[str],
+    require: list[RunInfo] | None = None,
+) -> TableDoc | None:
     """Rows = runs, columns = k; one section per (model, benchmark).
 
     None when there is no data, or none for any run of ``require`` (an ablation table needs at
@@ -140,30 +212,86 @@ def passk_table(ctx: ReportContext, *, stem: str, title: str, description: str, 
             sub = df[(df["model"] == model) & (df["benchmark"] == bench)]
             if sub.empty:
                 continue
-            stats = seed_stats(sub, ["run", "k"])
-            ks = sorted(int(k) for k in stats["k"].unique())
-
-            def paper_cell(run: RunInfo, k, _bench=bench, _ref=ref):
-                return lookup(ctx.paper, model=_ref.model, benchmark=_bench, method=run.paper_method,
-                              k=int(k), tables=paper_tables)
-
-            section, hits = grid_section(
-                f"{ctx.model_label(model)} — {benchmark_label(bench)} ({_sample_text(sub)})",
-                runs, [(k, f"k={k}") for k in ks], cells_from_stats(stats, "k"), paper_cell, ref)
+            section, rows, hits = _passk_section(ctx, model, bench, sub, runs, ref, paper_tables)
             sections.append(section)
-            long_rows += _long_rows(model, bench, stats, sub, sub.drop_duplicates(["run", "seed"]),
-                                    hits, ref, ctx)
-            note = ctx.reference_note(ref, model) if hits else None
-            if note and note not in notes:
-                notes.append(note)
+            long_rows += rows
+            _add_reference_note(notes, ctx, ref, model, hits)
     if not sections:
         return None
     if any(r["paper_k_inferred"] is True for r in long_rows):
         notes.append(KINF_NOTE)
-    caption = ("pass@k in % (unbiased estimator), mean ± sample std across seeds; "
-               "'seeds' = number of seeds per row; '–' = not available.")
-    return TableDoc(stem, title, caption, sections, pd.DataFrame(long_rows, columns=PASSK_CSV_COLUMNS),
-                    notes + extra_notes, description)
+    caption = (
+        "pass@k in % (unbiased estimator), mean ± sample std across seeds; "
+        "'seeds' = number of seeds per row; '–' = not available."
+    )
+    return TableDoc(
+        stem,
+        title,
+        caption,
+        sections,
+        pd.DataFrame(long_rows, columns=PASSK_CSV_COLUMNS),
+        notes + extra_notes,
+        description,
+    )
+
+
+def _passk_section(
+    ctx: ReportContext,
+    model: str,
+    bench: str,
+    sub: pd.DataFrame,
+    runs: list[RunInfo],
+    ref: PaperRef,
+    paper_tables: list[str],
+) -> tuple[Section, list[dict], dict]:
+    """One (model, benchmark) section of a pass@k table, its CSV rows and the paper hits."""
+    stats = seed_stats(sub, ["run", "k"])
+    ks = sorted(int(k) for k in stats["k"].unique())
+
+    def paper_cell(run: RunInfo, k):
+        return lookup(
+            ctx.paper,
+            model=ref.model,
+            benchmark=bench,
+            method=run.paper_method,
+            k=int(k),
+            tables=paper_tables,
+        )
+
+    section, hits = grid_section(
+        f"{ctx.model_label(model)} — {benchmark_label(bench)} ({_sample_text(sub)})",
+        runs,
+        [(k, f"k={k}") for k in ks],
+        cells_from_stats(stats, "k"),
+        paper_cell,
+        ref,
+    )
+    rows = _long_rows(
+        model, bench, stats, sub, sub.drop_duplicates(["run", "seed"]), hits, ref, ctx
+    )
+    return section, rows, hits
+
+
+def _add_reference_note(
+    notes: list[str], ctx: ReportContext, ref: PaperRef, model: str, hits: dict
+) -> None:
+    """Append the note on the paper rows of ``model`` once, where a section shows any."""
+    note = ctx.reference_note(ref, model) if hits else None
+    if note and note not in notes:
+        notes.append(note)
+
+
+TABLE1_NOTES = [
+    (
+        "Avg. = mean over the in-domain benchmarks of each seed (a seed counts only when it "
+        "has all of them), then mean ± std across seeds; the paper's Avg. is shown only "
+        "when our benchmarks are its five (MATH500, AMC23, AIME24, AIME25, BeyondAIME)."
+    ),
+    (
+        "'<method> − Base' rows: the method's mean pass@1 minus the base model's, in points; "
+        "the paper's Table 1 prints this gain under each PACS row."
+    ),
+]
 
 
 def table1(ctx: ReportContext) -> TableDoc | None:
@@ -179,51 +307,78 @@ def table1(ctx: ReportContext) -> TableDoc | None:
         if sub.empty:
             continue
         ref = ctx.ref(model, T1_TABLES)
-        benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
-        per_seed = sub.loc[:, ["run", "seed", "benchmark", "value"]]
-        avg_over = ctx.in_domain(benches)
-        if len(avg_over) >= 2:
-            per_seed = pd.concat([per_seed, _seed_average(sub, avg_over)], ignore_index=True)
-        stats = seed_stats(per_seed, ["run", "benchmark"])
-        columns = [(b, benchmark_label(b)) for b in benches]
-        if len(avg_over) >= 2:
-            columns.append(("avg", f"Avg. ({len(avg_over)})"))
-        paper_avg_ok = sorted(avg_over) == sorted(PAPER_BENCHMARKS)
-
-        def paper_cell(run: RunInfo, bench, _ref=ref, _ok=paper_avg_ok):
-            if bench == "avg" and not _ok:
-                return None
-            return lookup(ctx.paper, model=_ref.model, benchmark=bench, method=run.paper_method,
-                          k=1, tables=T1_TABLES)
-
-        section, hits = grid_section(f"{ctx.model_label(model)} ({_sample_text(sub)})", runs,
-                                     columns, cells_from_stats(stats, "benchmark"), paper_cell, ref)
-        gains = _gain_rows(ctx, runs, columns, stats, ref, paper_avg_ok)
-        section.frame = pd.concat([section.frame, gains], ignore_index=True)
+        section, rows, hits = _table1_section(ctx, model, sub, runs, ref)
         sections.append(section)
-        long_rows += _long_rows(model, "", stats, per_seed, sub.drop_duplicates(["run", "seed", "benchmark"]),
-                                hits, ref, ctx, k_col="benchmark")
-        note = ctx.reference_note(ref, model) if hits else None
-        if note and note not in notes:
-            notes.append(note)
+        long_rows += rows
+        _add_reference_note(notes, ctx, ref, model, hits)
     if not sections:
         return None
-    notes.append("Avg. = mean over the in-domain benchmarks of each seed (a seed counts only when it "
-                 "has all of them), then mean ± std across seeds; the paper's Avg. is shown only "
-                 "when our benchmarks are its five (MATH500, AMC23, AIME24, AIME25, BeyondAIME).")
-    notes.append("'<method> − Base' rows: the method's mean pass@1 minus the base model's, in points; "
-                 "the paper's Table 1 prints this gain under each PACS row.")
+    notes.extend(TABLE1_NOTES)
     paper_t1 = _paper_table1(ctx)
     if paper_t1 is not None:
         sections.append(paper_t1)
     caption = "pass@1 in %, mean ± sample std across seeds; 'seeds' = number of seeds per row."
-    return TableDoc("table1_pass1", "Table 1: pass@1 per benchmark", caption, sections,
-                    pd.DataFrame(long_rows, columns=PASSK_CSV_COLUMNS), notes,
-                    "Table 1: pass@1 per benchmark and Avg., base vs methods, paper beside ours")
+    return TableDoc(
+        "table1_pass1",
+        "Table 1: pass@1 per benchmark",
+        caption,
+        sections,
+        pd.DataFrame(long_rows, columns=PASSK_CSV_COLUMNS),
+        notes,
+        "Table 1: pass@1 per benchmark and Avg., base vs methods, paper beside ours",
+    )
 
 
-def _gain_rows(ctx: ReportContext, runs: list[RunInfo], columns: list[tuple[object, str]],
-               stats: pd.DataFrame, ref: PaperRef, paper_avg_ok: bool) -> pd.DataFrame:
+def _table1_section(
+    ctx: ReportContext, model: str, sub: pd.DataFrame, runs: list[RunInfo], ref: PaperRef
+) -> tuple[Section, list[dict], dict]:
+    """One model's Table 1 section (pass@1 per benchmark, Avg., gain rows), CSV rows and hits."""
+    benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
+    per_seed = sub.loc[:, ["run", "seed", "benchmark", "value"]]
+    avg_over = ctx.in_domain(benches)
+    if len(avg_over) >= 2:
+        per_seed = pd.concat([per_seed, _seed_average(sub, avg_over)], ignore_index=True)
+    stats = seed_stats(per_seed, ["run", "benchmark"])
+    columns = [(b, benchmark_label(b)) for b in benches]
+    if len(avg_over) >= 2:
+        columns.append(("avg", f"Avg. ({len(avg_over)})"))
+    paper_avg_ok = sorted(avg_over) == sorted(PAPER_BENCHMARKS)
+
+    def paper_cell(run: RunInfo, bench):
+        if bench == "avg" and not paper_avg_ok:
+            return None
+        return lookup(
+            ctx.paper,
+            model=ref.model,
+            benchmark=bench,
+            method=run.paper_method,
+            k=1,
+            tables=T1_TABLES,
+        )
+
+    section, hits = grid_section(
+        f"{ctx.model_label(model)} ({_sample_text(sub)})",
+        runs,
+        columns,
+        cells_from_stats(stats, "benchmark"),
+        paper_cell,
+        ref,
+    )
+    gains = _gain_rows(ctx, runs, columns, stats, ref, paper_avg_ok)
+    section.frame = pd.concat([section.frame, gains], ignore_index=True)
+    samples = sub.drop_duplicates(["run", "seed", "benchmark"])
+    rows = _long_rows(model, "", stats, per_seed, samples, hits, ref, ctx, k_col="benchmark")
+    return section, rows, hits
+
+
+def _gain_rows(
+    ctx: ReportContext,
+    runs: list[RunInfo],
+    columns: list[tuple[object, str]],
+    stats: pd.DataFrame,
+    ref: PaperRef,
+    paper_avg_ok: bool,
+) -> pd.DataFrame:
     """Per RL run: its mean pass@1 minus the base model's per column, then the paper's gain row."""
     means = {(r["run"], r["benchmark"]): r["mean"] for _, r in stats.iterrows()}
     rows = []
@@ -234,12 +389,28 @@ def _gain_rows(ctx: ReportContext, runs: list[RunInfo], columns: list[tuple[obje
         if all(g is None for g in ours):
             continue
         rows.append([f"{run.label} − Base", "", *[_signed(g) for g in ours]])
-        paper = [None if key == "avg" and not paper_avg_ok else
-                 lookup(ctx.paper, model=ref.model, benchmark=key, method=run.paper_method, k=1,
-                        tables=["Table 1"], metric="pass_at_k_gain") for key, _ in columns]
+        paper = [
+            None
+            if key == "avg" and not paper_avg_ok
+            else lookup(
+                ctx.paper,
+                model=ref.model,
+                benchmark=key,
+                method=run.paper_method,
+                k=1,
+                tables=["Table 1"],
+                metric="pass_at_k_gain",
+            )
+            for key, _ in columns
+        ]
         if any(paper):
-            rows.append([f"{ref.label(['Table 1'])}: gain", "",
-                         *[_signed(h["value"]) if h else "–" for h in paper]])
+            rows.append(
+                [
+                    f"{ref.label(['Table 1'])}: gain",
+                    "",
+                    *[_signed(h["value"]) if h else "–" for h in paper],
+                ]
+            )
     return pd.DataFrame(rows, columns=["Method", "seeds", *[h for _, h in columns]])
 
 
@@ -263,11 +434,14 @@ def _paper_table1(ctx: ReportContext) -> Section | None:
         values = {r["benchmark"]: r["value"] for _, r in part.iterrows()}
         gain = (part["metric"] == "pass_at_k_gain").all()
         fmt = _signed if gain else (lambda v: f"{v:.2f}")
-        rows.append([name, *[fmt(values[b]) if b in values else "–"
-                             for b in (*PAPER_BENCHMARKS, "avg")]])
+        rows.append(
+            [name, *[fmt(values[b]) if b in values else "–" for b in (*PAPER_BENCHMARKS, "avg")]]
+        )
     header = ["Model (paper)", *[benchmark_label(b) for b in PAPER_BENCHMARKS], "Avg."]
-    return Section("The paper's Table 1, every row (third-party models are the paper's numbers, "
-                   "not run here)", pd.DataFrame(rows, columns=header))
+    return Section(
+        "The paper's Table 1, every row (third-party models are the paper's numbers, not run here)",
+        pd.DataFrame(rows, columns=header),
+    )
 
 
 def _seed_average(sub: pd.DataFrame, benches: list[str]) -> pd.DataFrame:
@@ -275,24 +449,44 @@ def _seed_average(sub: pd.DataFrame, benches: list[str]) -> pd.DataFrame:
     part = sub[sub["benchmark"].isin(benches)]
     grouped = part.groupby(["run", "seed"])["value"].agg(["mean", "count"]).reset_index()
     grouped = grouped[grouped["count"] == len(benches)]
-    return pd.DataFrame({"run": grouped["run"], "seed": grouped["seed"], "benchmark": "avg",
-                         "value": grouped["mean"]})
+    return pd.DataFrame(
+        {
+            "run": grouped["run"],
+            "seed": grouped["seed"],
+            "benchmark": "avg",
+            "value": grouped["mean"],
+        }
+    )
 
 
 def table2_6(ctx: ReportContext) -> TableDoc | None:
     runs = ctx.runs_in("main", "weight", include_base=True)
     benches = [b for b in ctx.benchmarks if b != "math500"]
-    return passk_table(ctx, stem="table2_6_passk", title="Tables 2 & 6: pass@k per benchmark",
-                       description="Tables 2 & 6: pass@k per benchmark and method (paper: Table 2 "
-                                   "Qwen3-8B, Table 6 Qwen3-4B)",
-                       runs=runs, benchmarks=benches, paper_tables=T26_TABLES, extra_notes=[])
+    return passk_table(
+        ctx,
+        stem="table2_6_passk",
+        title="Tables 2 & 6: pass@k per benchmark",
+        description="Tables 2 & 6: pass@k per benchmark and method (paper: Table 2 "
+        "Qwen3-8B, Table 6 Qwen3-4B)",
+        runs=runs,
+        benchmarks=benches,
+        paper_tables=T26_TABLES,
+        extra_notes=[],
+    )
 
 
 def table7_8(ctx: ReportContext) -> TableDoc | None:
     runs = ctx.runs_in("main", "weight", include_base=True)
-    return passk_table(ctx, stem="table7_8_math500_passk", title="Tables 7 & 8: MATH500 pass@k",
-                       description="Tables 7 & 8: MATH500 pass@k (paper: Table 7 Qwen3-4B, Table 8 Qwen3-8B)",
-                       runs=runs, benchmarks=["math500"], paper_tables=T78_TABLES, extra_notes=[])
+    return passk_table(
+        ctx,
+        stem="table7_8_math500_passk",
+        title="Tables 7 & 8: MATH500 pass@k",
+        description="Tables 7 & 8: MATH500 pass@k (paper: Table 7 Qwen3-4B, Table 8 Qwen3-8B)",
+        runs=runs,
+        benchmarks=["math500"],
+        paper_tables=T78_TABLES,
+        extra_notes=[],
+    )
 
 
 def _main_pacs(ctx: ReportContext) -> list[RunInfo]:
@@ -301,30 +495,59 @@ def _main_pacs(ctx: ReportContext) -> list[RunInfo]:
 
 def table9_13(ctx: ReportContext) -> TableDoc | None:
     runs = _main_pacs(ctx) + ctx.runs_in("score")
-    note = ("The paper reports this ablation for Qwen3-4B only (Tables 9-13: MATH500, AMC23, "
-            "AIME24, AIME25, BeyondAIME).")
-    return passk_table(ctx, stem="table9_13_score_ablation",
-                       title="Tables 9-13: score-function ablation, pass@k",
-                       description="Tables 9-13: score-function ablation (RLOO = PACS, GRPO, Dr. GRPO), pass@k",
-                       runs=runs, benchmarks=ctx.benchmarks, paper_tables=SCORE_TABLES,
-                       extra_notes=[ctx.ablation_note(runs), note], require=ctx.runs_in("score"))
+    note = (
+        "The paper reports this ablation for Qwen3-4B only (Tables 9-13: MATH500, AMC23, "
+        "AIME24, AIME25, BeyondAIME)."
+    )
+    return passk_table(
+        ctx,
+        stem="table9_13_score_ablation",
+        title="Tables 9-13: score-function ablation, pass@k",
+        description="Tables 9-13: score-function ablation (RLOO = PACS, GRPO, Dr. GRPO), pass@k",
+        runs=runs,
+        benchmarks=ctx.benchmarks,
+        paper_tables=SCORE_TABLES,
+        extra_notes=[ctx.ablation_note(runs), note],
+        require=ctx.runs_in("score"),
+    )
 
 
 def table_beta(ctx: ReportContext) -> TableDoc | None:
     runs = _main_pacs(ctx) + ctx.runs_in("beta")
     runs = sorted(runs, key=lambda r: r.spec.method.beta)
-    note = ("The paper shows the β sweep only as a figure (Fig. 4) whose values are not legible "
-            "in our copy, so no paper numbers are shown; the paper picks β = 1.")
-    return passk_table(ctx, stem="table_beta_ablation", title="β ablation (Fig. 4): pass@k",
-                       description="β ablation (paper Fig. 4) as a table: pass@k per β",
-                       runs=runs, benchmarks=ctx.benchmarks, paper_tables=[],
-                       extra_notes=[ctx.ablation_note(runs), note], require=ctx.runs_in("beta"))
+    note = (
+        "The paper shows the β sweep only as a figure (Fig. 4) whose values are not legible "
+        "in our copy, so no paper numbers are shown; the paper picks β = 1."
+    )
+    return passk_table(
+        ctx,
+        stem="table_beta_ablation",
+        title="β ablation (Fig. 4): pass@k",
+        description="β ablation (paper Fig. 4) as a table: pass@k per β",
+        runs=runs,
+        benchmarks=ctx.benchmarks,
+        paper_tables=[],
+        extra_notes=[ctx.ablation_note(runs), note],
+        require=ctx.runs_in("beta"),
+    )
 
 
 # ============================================================================ Table 3: diversity
 
-DIVERSITY_CSV_COLUMNS = ["model", "benchmark", "run", "label", "D", "n_problems", "n_correct",
-                         "embedder", "paper_D", "paper_source", "paper_model", "paper_comparison"]
+DIVERSITY_CSV_COLUMNS = [
+    "model",
+    "benchmark",
+    "run",
+    "label",
+    "D",
+    "n_problems",
+    "n_correct",
+    "embedder",
+    "paper_D",
+    "paper_source",
+    "paper_model",
+    "paper_comparison",
+]
 
 
 def table3(ctx: ReportContext) -> TableDoc | None:
@@ -338,40 +561,90 @@ def table3(ctx: ReportContext) -> TableDoc | None:
         if sub.empty:
             continue
         ref = ctx.ref(model, ["Table 3"])
-        runs = [ctx.runs[m] for m in ctx.runs if m in set(sub["method"])]
-        benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
-        cells = {(r["method"], r["benchmark"]): Cell(r["D"], float("nan"), 1) for _, r in sub.iterrows()}
-
-        def paper_cell(run: RunInfo, bench, _ref=ref):
-            return lookup(ctx.paper, model=_ref.model, benchmark=bench, method=run.paper_method,
-                          k=None, tables=["Table 3"], metric="diversity_D")
-
-        section, hits = grid_section(ctx.model_label(model), runs,
-                                     [(b, benchmark_label(b)) for b in benches], cells, paper_cell,
-                                     ref, digits=4, with_seeds=False)
+        section, hits = _diversity_section(ctx, model, sub, ref)
         sections.append(section)
-        for _, r in sub.iterrows():
-            hit = hits.get((r["method"], r["benchmark"]))
-            long_rows.append({"model": model, "benchmark": r["benchmark"], "run": r["method"],
-                              "label": ctx.label(r["method"]), "D": r["D"],
-                              "n_problems": r["n_problems"], "n_correct": r["n_correct"],
-                              "embedder": r["embedder"], "paper_D": hit["value"] if hit else None,
-                              "paper_source": hit["source"] if hit else "",
-                              "paper_model": ref.model if hit else "",
-                              "paper_comparison": _comparison(ref) if hit else ""})
-        note = ctx.reference_note(ref, model) if hits else None
-        if note and note not in notes:
-            notes.append(note)
+        long_rows += _diversity_rows(ctx, model, sub, hits, ref)
+        _add_reference_note(notes, ctx, ref, model, hits)
     if not sections:
         return None
+    return TableDoc(
+        "table3_diversity",
+        "Table 3: diversity of correct responses",
+        _diversity_caption(div),
+        sections,
+        pd.DataFrame(long_rows, columns=DIVERSITY_CSV_COLUMNS),
+        notes,
+        "Table 3: diversity score D per method and benchmark",
+    )
+
+
+def _diversity_section(
+    ctx: ReportContext, model: str, sub: pd.DataFrame, ref: PaperRef
+) -> tuple[Section, dict]:
+    """One model's Table 3 section (D per run and benchmark) and the paper hits."""
+    runs = [ctx.runs[m] for m in ctx.runs if m in set(sub["method"])]
+    benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
+    cells = {
+        (r["method"], r["benchmark"]): Cell(r["D"], float("nan"), 1) for _, r in sub.iterrows()
+    }
+
+    def paper_cell(run: RunInfo, bench):
+        return lookup(
+            ctx.paper,
+            model=ref.model,
+            benchmark=bench,
+            method=run.paper_method,
+            k=None,
+            tables=["Table 3"],
+            metric="diversity_D",
+        )
+
+    return grid_section(
+        ctx.model_label(model),
+        runs,
+        [(b, benchmark_label(b)) for b in benches],
+        cells,
+        paper_cell,
+        ref,
+        digits=4,
+        with_seeds=False,
+    )
+
+
+def _diversity_rows(
+    ctx: ReportContext, model: str, sub: pd.DataFrame, hits: dict, ref: PaperRef
+) -> list[dict]:
+    """Table 3's CSV rows of one model: one per (run, benchmark) D of ours."""
+    rows = []
+    for _, r in sub.iterrows():
+        hit = hits.get((r["method"], r["benchmark"]))
+        rows.append(
+            {
+                "model": model,
+                "benchmark": r["benchmark"],
+                "run": r["method"],
+                "label": ctx.label(r["method"]),
+                "D": r["D"],
+                "n_problems": r["n_problems"],
+                "n_correct": r["n_correct"],
+                "embedder": r["embedder"],
+                "paper_D": hit["value"] if hit else None,
+                "paper_source": hit["source"] if hit else "",
+                "paper_model": ref.model if hit else "",
+                "paper_comparison": _comparison(ref) if hit else "",
+            }
+        )
+    return rows
+
+
+def _diversity_caption(div: pd.DataFrame) -> str:
     embedders = sorted({e for e in div["embedder"] if e})
-    caption = ("Diversity D = mean pairwise cosine distance of correct responses (problems with at "
-               "least two correct), as computed by the diversity stage; '–' = D undefined "
-               f"(no problem with two correct responses). Embedder: {', '.join(embedders) or 'not stated'}"
-               " (paper: Qwen3-Embedding-0.6B).")
-    return TableDoc("table3_diversity", "Table 3: diversity of correct responses", caption, sections,
-                    pd.DataFrame(long_rows, columns=DIVERSITY_CSV_COLUMNS), notes,
-                    "Table 3: diversity score D per method and benchmark")
+    return (
+        "Diversity D = mean pairwise cosine distance of correct responses (problems with at "
+        "least two correct), as computed by the diversity stage; '–' = D undefined "
+        f"(no problem with two correct responses). Embedder: {', '.join(embedders) or 'not stated'}"
+        " (paper: Qwen3-Embedding-0.6B)."
+    )
 
 
 # ============================================================================ Tables 4-5: settings
@@ -388,12 +661,22 @@ APP_C = [
     ("training", "max response length (tokens)", "train.max_new_tokens", 8192, "App. C"),
     ("training", "actor learning rate", "train.lr", 1.0e-6, "App. C"),
     ("training", "KL loss coefficient", "train.kl_coef", 0.0, "App. C: no KL loss"),
-    ("training", "PPO critic learning rate", "method_defaults.ppo.critic_lr", 1.0e-5,
-     "the official PPO script"),
+    (
+        "training",
+        "PPO critic learning rate",
+        "method_defaults.ppo.critic_lr",
+        1.0e-5,
+        "the official PPO script",
+    ),
     ("training", "PACS β", "method_defaults.pacs.beta", 1.0, "§3, Fig. 4"),
     ("training", "PACS score function", "method_defaults.pacs.score", "rloo", "§3"),
-    ("evaluation", "samples per problem (n)", "eval.n_samples", None,
-     "not legible in the paper; the official code samples 256"),
+    (
+        "evaluation",
+        "samples per problem (n)",
+        "eval.n_samples",
+        None,
+        "not legible in the paper; the official code samples 256",
+    ),
     ("evaluation", "temperature", "eval.temperature", 0.6, "App. C"),
     ("evaluation", "top-p", "eval.top_p", 0.95, "App. C"),
     ("evaluation", "max new tokens", "eval.max_new_tokens", 8192, "App. C"),
@@ -424,8 +707,54 @@ def _setting_text(value) -> str:
 
 def table4_5(ctx: ReportContext) -> TableDoc:
     """Tables 4-5: this config's training and evaluation settings beside the paper's (App. C)."""
-    records = [(section, setting, key, _config_value(ctx.cfg, key), paper, source)
-               for section, setting, key, paper, source in APP_C]
+    records = _settings_records(ctx)
+    sections = [
+        Section(
+            f"{name} settings",
+            pd.DataFrame(
+                _settings_rows(records, name),
+                columns=["Setting", f"ours ({ctx.profile})", "paper", "paper source"],
+            ),
+        )
+        for name in ("training", "evaluation")
+    ]
+    data = pd.DataFrame(
+        [
+            [
+                sec,
+                setting,
+                key,
+                _setting_text(ours),
+                "–" if paper is None else _setting_text(paper),
+                source,
+            ]
+            for sec, setting, key, ours, paper, source in records
+        ],
+        columns=SETTINGS_CSV_COLUMNS,
+    )
+    caption = (
+        f"The settings of this config ({ctx.config_path or 'config'}) beside the paper's "
+        "hyper-parameters (App. C, Tables 4-5); 'not set' = the key is absent from this "
+        "config (the engine's default applies)."
+    )
+    return TableDoc(
+        "table4_5_settings",
+        "Tables 4-5: hyper-parameters, ours beside the paper's",
+        caption,
+        sections,
+        data,
+        [ctx.ablation_note(_main_pacs(ctx))],
+        "Tables 4-5: training and evaluation settings of this config beside App. C's",
+    )
+
+
+def _settings_records(ctx: ReportContext) -> list[tuple]:
+    """(section, setting, config key, ours, paper, source) per App. C setting, with one
+    training-steps record per model after the other training records."""
+    records = [
+        (section, setting, key, _config_value(ctx.cfg, key), paper, source)
+        for section, setting, key, paper, source in APP_C
+    ]
     for model in ctx.models:
         key = f"models.{model}.steps"
         ours = _config_value(ctx.cfg, key)
@@ -433,26 +762,23 @@ def table4_5(ctx: ReportContext) -> TableDoc:
             key, ours = "train.steps", _config_value(ctx.cfg, "train.steps")
         mapped = paper_model_for(ctx.cfg, model)
         paper = PAPER_STEPS.get(mapped) if mapped else None
-        source = (f"App. C ({mapped})" if paper is not None else
-                  "App. C: 120 (Qwen3-4B), 320 (Qwen3-8B)")
-        records.insert(len([r for r in records if r[0] == "training"]),
-                       ("training", f"training steps, {model}", key, ours, paper, source))
-    sections = []
-    for name in ("training", "evaluation"):
-        rows = [[setting, _setting_text(ours), "–" if paper is None else _setting_text(paper), source]
-                for section, setting, _, ours, paper, source in records if section == name]
-        sections.append(Section(f"{name} settings", pd.DataFrame(
-            rows, columns=["Setting", f"ours ({ctx.profile})", "paper", "paper source"])))
-    data = pd.DataFrame([[sec, setting, key, _setting_text(ours),
-                          "–" if paper is None else _setting_text(paper), source]
-                         for sec, setting, key, ours, paper, source in records],
-                        columns=SETTINGS_CSV_COLUMNS)
-    caption = (f"The settings of this config ({ctx.config_path or 'config'}) beside the paper's "
-               "hyper-parameters (App. C, Tables 4-5); 'not set' = the key is absent from this "
-               "config (the engine's default applies).")
-    return TableDoc("table4_5_settings", "Tables 4-5: hyper-parameters, ours beside the paper's",
-                    caption, sections, data, [ctx.ablation_note(_main_pacs(ctx))],
-                    "Tables 4-5: training and evaluation settings of this config beside App. C's")
+        source = (
+            f"App. C ({mapped})" if paper is not None else "App. C: 120 (Qwen3-4B), 320 (Qwen3-8B)"
+        )
+        records.insert(
+            len([r for r in records if r[0] == "training"]),
+            ("training", f"training steps, {model}", key, ours, paper, source),
+        )
+    return records
+
+
+def _settings_rows(records: list[tuple], name: str) -> list[list[str]]:
+    """The display rows of one section ("training" or "evaluation") of Tables 4-5."""
+    return [
+        [setting, _setting_text(ours), "–" if paper is None else _setting_text(paper), source]
+        for section, setting, _, ours, paper, source in records
+        if section == name
+    ]
 
 
 # ============================================================================ run time
@@ -466,11 +792,7 @@ def table_runtime(ctx: ReportContext) -> TableDoc | None:
     m = m[m["run"].isin(ctx.runs) & m["time_total"].notna()]
     if m.empty:
         return None
-    fields = ["time_total", *TIME_PARTS]
-    per_seed = m.groupby(["model", "run", "seed"])[fields].mean()
-    per_seed["steps"] = m.groupby(["model", "run", "seed"])["step"].count()
-    per_seed["wall_min"] = m.groupby(["model", "run", "seed"])["time_total"].sum() / 60.0
-    per_seed = per_seed.reset_index()
+    per_seed = _per_seed_times(m)
     sections, long_rows = [], []
     for model in ctx.models:
         sub = per_seed[per_seed["model"] == model]
@@ -478,31 +800,66 @@ def table_runtime(ctx: ReportContext) -> TableDoc | None:
             continue
         rows = []
         for run in [r for r in ctx.runs.values() if r.name in set(sub["run"])]:
-            srun = sub[sub["run"] == run.name]
-            total = srun["time_total"].mean()
-            row = {"Method": run.label, "seeds": str(len(srun)),
-                   "steps": seeds_text(list(srun["steps"])),
-                   "s / step": fmt_mean_std(total, _std(srun["time_total"]), 3)}
-            rec = {"model": model, "run": run.name, "label": run.label, "n_seeds": len(srun),
-                   "steps_mean": srun["steps"].mean(), "time_total_mean_s": total,
-                   "time_total_std_s": _std(srun["time_total"])}
-            for part in TIME_PARTS:
-                mean = srun[part].mean()
-                share = f" ({100 * mean / total:.0f}%)" if pd.notna(mean) and total > 0 else ""
-                row[part.removeprefix("time_")] = fmt_mean_std(mean, _std(srun[part]), 3) + share
-                rec[f"{part}_mean_s"], rec[f"{part}_std_s"] = mean, _std(srun[part])
-            row["run total (min)"] = fmt_mean_std(srun["wall_min"].mean(), _std(srun["wall_min"]), 2)
-            rec["wall_min_mean"], rec["wall_min_std"] = srun["wall_min"].mean(), _std(srun["wall_min"])
+            row, rec = _runtime_row(model, run, sub[sub["run"] == run.name])
             rows.append(row)
             long_rows.append(rec)
         sections.append(Section(ctx.model_label(model), pd.DataFrame(rows)))
-    caption = ("Wall time per training step in seconds (metrics.jsonl), mean over steps per seed, then "
-               "mean ± std across seeds; in brackets the share of time_total. Not in the paper.")
-    notes = [("Parts: generate = rollouts, reward = verifier, reference = reference/old log-probs, "
-             "update = optimiser steps; time_total may include work outside these parts.")]
-    return TableDoc("table_runtime", "Run time per training step", caption, sections,
-                    pd.DataFrame(long_rows), notes,
-                    "Run time per training step per method: time_total and its split (beyond the paper)")
+    caption = (
+        "Wall time per training step in seconds (metrics.jsonl), mean over steps per seed, then "
+        "mean ± std across seeds; in brackets the share of time_total. Not in the paper."
+    )
+    notes = [
+        (
+            "Parts: generate = rollouts, reward = verifier, reference = reference/old log-probs, "
+            "update = optimiser steps; time_total may include work outside these parts."
+        )
+    ]
+    return TableDoc(
+        "table_runtime",
+        "Run time per training step",
+        caption,
+        sections,
+        pd.DataFrame(long_rows),
+        notes,
+        "Run time per training step per method: time_total and its split (beyond the paper)",
+    )
+
+
+def _per_seed_times(m: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, run, seed): mean time per step of each field, steps, and wall minutes."""
+    fields = ["time_total", *TIME_PARTS]
+    per_seed = m.groupby(["model", "run", "seed"])[fields].mean()
+    per_seed["steps"] = m.groupby(["model", "run", "seed"])["step"].count()
+    per_seed["wall_min"] = m.groupby(["model", "run", "seed"])["time_total"].sum() / 60.0
+    return per_seed.reset_index()
+
+
+def _runtime_row(model: str, run: RunInfo, srun: pd.DataFrame) -> tuple[dict, dict]:
+    """One run's display row and CSV record of the run-time table (``srun``: one row a seed)."""
+    total = srun["time_total"].mean()
+    row = {
+        "Method": run.label,
+        "seeds": str(len(srun)),
+        "steps": seeds_text(list(srun["steps"])),
+        "s / step": fmt_mean_std(total, _std(srun["time_total"]), 3),
+    }
+    rec = {
+        "model": model,
+        "run": run.name,
+        "label": run.label,
+        "n_seeds": len(srun),
+        "steps_mean": srun["steps"].mean(),
+        "time_total_mean_s": total,
+        "time_total_std_s": _std(srun["time_total"]),
+    }
+    for part in TIME_PARTS:
+        mean = srun[part].mean()
+        share = f" ({100 * mean / total:.0f}%)" if pd.notna(mean) and total > 0 else ""
+        row[part.removeprefix("time_")] = fmt_mean_std(mean, _std(srun[part]), 3) + share
+        rec[f"{part}_mean_s"], rec[f"{part}_std_s"] = mean, _std(srun[part])
+    row["run total (min)"] = fmt_mean_std(srun["wall_min"].mean(), _std(srun["wall_min"]), 2)
+    rec["wall_min_mean"], rec["wall_min_std"] = srun["wall_min"].mean(), _std(srun["wall_min"])
+    return row, rec
 
 
 def _std(series: pd.Series) -> float:
@@ -513,14 +870,42 @@ def _std(series: pd.Series) -> float:
 # ============================================================================ all tables
 
 TABLES: list[tuple[str, Callable[[ReportContext], TableDoc | None], str]] = [
-    ("Table 1 (table1_pass1)", table1, "no pass@1 results for base or main runs (eval/*/*/seed*/*/passk.json)"),
-    ("Tables 2 & 6 (table2_6_passk)", table2_6, "no pass@k results for base/main/weight runs on a non-MATH500 benchmark"),
-    ("Tables 7 & 8 (table7_8_math500_passk)", table7_8, "no MATH500 pass@k results in this profile"),
-    ("Tables 9-13 (table9_13_score_ablation)", table9_13, "no pass@k results for the score-ablation runs (ablation: score) and the main PACS run"),
-    ("β ablation table (table_beta_ablation)", table_beta, "no pass@k results for the β-ablation runs (ablation: beta) and the main PACS run"),
-    ("Table 3 (table3_diversity)", table3, "no diversity results (diversity/*/*.json) for runs of this config"),
+    (
+        "Table 1 (table1_pass1)",
+        table1,
+        "no pass@1 results for base or main runs (eval/*/*/seed*/*/passk.json)",
+    ),
+    (
+        "Tables 2 & 6 (table2_6_passk)",
+        table2_6,
+        "no pass@k results for base/main/weight runs on a non-MATH500 benchmark",
+    ),
+    (
+        "Tables 7 & 8 (table7_8_math500_passk)",
+        table7_8,
+        "no MATH500 pass@k results in this profile",
+    ),
+    (
+        "Tables 9-13 (table9_13_score_ablation)",
+        table9_13,
+        "no pass@k results for the score-ablation runs (ablation: score) and the main PACS run",
+    ),
+    (
+        "β ablation table (table_beta_ablation)",
+        table_beta,
+        "no pass@k results for the β-ablation runs (ablation: beta) and the main PACS run",
+    ),
+    (
+        "Table 3 (table3_diversity)",
+        table3,
+        "no diversity results (diversity/*/*.json) for runs of this config",
+    ),
     ("Tables 4-5 (table4_5_settings)", table4_5, "never skipped: it reads only the config"),
-    ("run-time table (table_runtime)", table_runtime, "no metrics.jsonl with time_total (train/*/*/seed*/metrics.jsonl)"),
+    (
+        "run-time table (table_runtime)",
+        table_runtime,
+        "no metrics.jsonl with time_total (train/*/*/seed*/metrics.jsonl)",
+    ),
 ]
 
 
