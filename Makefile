@@ -65,7 +65,7 @@ test: setup engine-env
 
 ## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env.
 test-engine: engine-env
-	$(ENGINE_BIN)/python -m pytest tests/engine -m engine
+	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v
 
 ## Fast tests only.
 test-fast: setup

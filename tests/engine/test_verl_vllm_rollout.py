@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory) -> Path:
+def chain(tmp_path_factory, request) -> Path:
     out = tmp_path_factory.mktemp("verl_vllm_smoke")
     dump = out / "rollout_dump"
     cmd = [
@@ -66,7 +66,9 @@ def chain(tmp_path_factory) -> Path:
     finally:
         ray = Path(sys.executable).parent / "ray"
         subprocess.run([str(ray), "stop", "--force"], capture_output=True, check=False)
-    print(proc.stdout)  # the parts' wall times land in the CI log
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():  # the parts' wall times land in the CI log
+        print(proc.stdout, flush=True)
     if proc.returncode != 0:
         pytest.fail(
             f"smoke chain exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
