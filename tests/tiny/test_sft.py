@@ -90,7 +90,8 @@ def test_sft_cli_writes_model_and_summary(tiny_env, tmp_path, config_file):
 
 def test_sft_weights_do_not_depend_on_the_thread_count(tiny_env):
     """The SFT rule runs with every core Snakemake has (nothing else can run before the base model
-    exists): that must train the very weights a 1-thread run trains. Default model size and batch."""
+    exists): that must train the very weights a 1-thread run trains, and leave the caller's thread
+    count as it was. Default model size and batch."""
     tok = AutoTokenizer.from_pretrained(tiny_env["base"])
     cfg = load_config(DEFAULT_CONFIG)["models"]["tiny"]
     weights = {}
@@ -109,5 +110,6 @@ def test_sft_weights_do_not_depend_on_the_thread_count(tiny_env):
             seed=0,
         )
         weights[threads] = model.state_dict()
+        assert torch.get_num_threads() == threads
     torch.set_num_threads(1)
     assert all(torch.equal(weights[1][k], weights[2][k]) for k in weights[1])

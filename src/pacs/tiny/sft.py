@@ -84,6 +84,13 @@ class HeldOut:
         }
 
 
+# torch's CPU kernels may round differently per thread count (measured on an avx512-fp16 Xeon with
+# torch 2.13.0: 3 SFT steps on 1 and on 2 threads give different weights; an older machine gave
+# equal ones). The SFT rule may get 1 to 8 threads (Snakemake lowers them to --cores), so the
+# optimiser's arithmetic always uses this many: `make reproduce` (--cores 2) is unchanged.
+SFT_THREADS = 2
+
+
 def run_sft(
     model,
     tokenizer,
@@ -94,7 +101,19 @@ def run_sft(
     seed: int,
     on_step=None,
 ) -> list[float]:
-    """Train in place for ``steps`` steps; ``on_step(step)`` runs after each step. Returns losses."""
+    """Train in place for ``steps`` steps; ``on_step(step)`` runs after each step. Returns losses.
+
+    The arithmetic runs on :data:`SFT_THREADS` threads whatever the caller set (restored after),
+    so the base model does not depend on the cores a job was given (see :data:`SFT_THREADS`)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(SFT_THREADS)
+    try:
+        return _train_steps(model, tokenizer, rows, steps, batch_size, lr, seed, on_step)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _train_steps(model, tokenizer, rows, steps, batch_size, lr, seed, on_step) -> list[float]:
     torch.manual_seed(seed)
     prompt_ids = encode_prompts(tokenizer, rows)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
