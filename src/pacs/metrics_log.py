@@ -19,7 +19,6 @@ every run of a profile, tiny or paper, under one set of names:
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pacs.config import LoggingSpec
+from pacs.io import read_jsonl
 
 DEFAULT_BACKENDS = LoggingSpec().backends  # logging.backends' default, stated in pacs.config
 TENSORBOARD_DIR = "tensorboard"  # the event-file folder inside a run folder
@@ -242,7 +242,7 @@ def write_event_file(metrics_path: str | Path) -> Path:
     from torch.utils.tensorboard import SummaryWriter
 
     metrics_path = Path(metrics_path)
-    rows = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    rows = read_jsonl(metrics_path)
     folder = metrics_path.parent / TENSORBOARD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".tmp-") as tmp:

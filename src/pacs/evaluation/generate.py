@@ -39,8 +39,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from pacs.evaluation.backends import (
     BACKENDS,
     DEFAULT_BATCH,
@@ -53,6 +51,7 @@ from pacs.evaluation.backends.vllm import DEFAULT_ENGINE_RETRIES, EngineDied, En
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
 from pacs.evaluation.shards import shard_range
 from pacs.io import dumps_row, write_json, write_jsonl
+from pacs.progress import ConsoleBar
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +167,7 @@ def run_generation(
     kept, todo = _split_chunks(pids, done, chunk_size, first_index)
     write_json(meta_path, meta)
     write_jsonl(partial, (row for c in kept for i in c for row in done[pids[i]]))
-    bar = tqdm(
+    bar = ConsoleBar(  # generation is the longest evaluation step: lines on the console too
         total=len(problems),
         initial=sum(map(len, kept)),
         unit="problem",
