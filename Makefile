@@ -8,8 +8,8 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast test-engine reproduce smoke lint fetch verl-smoke preflight science notebook tensorboard \
-        engine-env engine-lock
+.PHONY: setup test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science notebook tensorboard \
+        engine-env engine-lock gpu-env gpu-lock
 
 setup: $(VENV)/.installed
 
@@ -53,6 +53,26 @@ engine-lock: | $(UV)
 	  --override envs/engine-cpu/overrides.txt --universal --python-version 3.11 --generate-hashes \
 	  --custom-compile-command "make engine-lock" -o $(ENGINE_LOCK)
 
+## The GPU cluster env (environment.yml, Linux x86_64, Python 3.12): every package from the hashed lock
+## envs/gpu/requirements.lock, the flash-attn wheel by URL and sha256 (envs/gpu/flash-attn.txt), then
+## this package, all --no-deps (the lock is the whole env), into the ACTIVE env (conda activate pacs).
+GPU_LOCK   := envs/gpu/requirements.lock
+GPU_PYTHON  = $(shell PATH='$(CALLER_PATH)' command -v python)
+gpu-env:
+	@PATH='$(CALLER_PATH)' python -c 'import sys; ok = sys.version_info[:2] == (3, 12) and "$(abspath $(VENV))" != sys.prefix; \
+	  sys.exit(0 if ok else f"make gpu-env installs into the active env (conda env create -f environment.yml; \
+	  conda activate pacs): Python 3.12 needed, python here is {sys.executable}")'
+	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps --require-hashes \
+	  -r $(GPU_LOCK) -r envs/gpu/flash-attn.txt
+	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps -e .
+
+## Regenerate the GPU env's lock (after changing envs/gpu/requirements.in|overrides.txt or pyproject.toml);
+## tests/test_gpu_lock.py checks that it still satisfies them.
+gpu-lock: | $(UV)
+	$(UV) pip compile pyproject.toml envs/gpu/requirements.in --extra test --extra slurm \
+	  --override envs/gpu/overrides.txt --python-platform x86_64-manylinux_2_28 --python-version 3.12 \
+	  --generate-hashes --custom-compile-command "make gpu-lock" -o $(GPU_LOCK)
+
 ## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
 reproduce: setup
 	$(BIN)/snakemake --cores $(CORES)
@@ -74,6 +94,20 @@ test-fast: setup
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
+
+## Any checkpoint on a profile's evaluation protocol (default: the paper's), through the DAG's own
+## generate -> grade -> pass@k stages, and its Table-1-style row beside the paper's numbers
+## (python -m pacs.evaluation.evaluate --help; results/<profile>/model_eval/<name>/row.md):
+##   make eval MODEL=Qwen/Qwen3-8B                       # a hub id, or a local folder
+##   make eval MODEL=results/tiny/models/tiny/base EVAL_CONFIG=configs/default.yaml
+##   make eval MODEL=<m> EVAL_ARGS="--benchmarks aime24,aime25 --n 32 --no-enable-thinking"
+##   make eval GENERATIONS=gens.jsonl EVAL_ARGS="--benchmarks aime24"   # grade generations made elsewhere
+EVAL_CONFIG ?= configs/paper.yaml
+EVAL_ARGS   ?=
+eval: setup
+	@test -n "$(MODEL)$(GENERATIONS)" || { echo "make eval: give MODEL=<hub id or folder> (or GENERATIONS=<file>)" >&2; exit 2; }
+	$(BIN)/python -m pacs.evaluation.evaluate $(if $(MODEL),--model "$(MODEL)",--generations "$(GENERATIONS)") \
+	  --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
 ## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §10):
 ## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).

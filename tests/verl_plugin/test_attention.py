@@ -65,10 +65,17 @@ def test_attention_defaults_to_verls_own():
 
 
 def _environment() -> tuple[str, dict[str, str]]:
+    """environment.yml's Python; what `make gpu-env` installs: the lock and the flash-attn URL."""
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
-    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    names = {re.split(r"[\[=<>@ ]", line, maxsplit=1)[0]: line for line in pip}
+    files = [REPO / "envs" / "gpu" / name for name in ("requirements.lock", "flash-attn.txt")]
+    lines = [
+        line
+        for f in files
+        for line in f.read_text().splitlines()
+        if line and not line.startswith((" ", "#"))
+    ]
+    names = {re.split(r"[\[=<>@ ]", line, maxsplit=1)[0]: line for line in lines}
     return python.split("=")[1], names
 
 
