@@ -39,6 +39,7 @@ import yaml
 from pacs import layout
 from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
 from pacs.io import atomic_open
+from pacs.methods import traits
 
 PINNED = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
 CKPT_BYTES_PER_PARAM = 16  # fp32 weights (4) + Adam m and v (8) + fp32 gradient-sized extras (4)
@@ -241,12 +242,13 @@ def model_params(model: ModelSpec, results: Path, name: str) -> float | None:
 
 
 def run_bytes(spec: Profile, model: str, method: str, params: float) -> float:
-    """Disk for one training run: kept actor (and PPO critic) checkpoints, merged eval models."""
+    """Disk for one training run: kept actor (and critic, for a method that has one)
+    checkpoints, merged eval models."""
     steps, every, verl = spec.models[model].steps, spec.train.save_every, spec.verl
     saved = steps // every + (1 if steps % every else 0)
     keep = verl.max_actor_ckpt_to_keep
     total = (saved if keep is None else min(keep, saved)) * CKPT_BYTES_PER_PARAM * params
-    if method == "ppo":
+    if traits(method).has_critic:
         keep_critic = verl.max_critic_ckpt_to_keep
         total += (
             (saved if keep_critic is None else min(keep_critic, saved))
