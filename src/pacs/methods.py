@@ -15,8 +15,9 @@ Pure Python (pydantic, no torch), so the Snakefile can import it cheaply.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
 
 from pydantic import (
     ConfigDict,
@@ -90,6 +91,62 @@ class RefSchedule:
         return self.mode == "periodic" and step > 1 and (step - 1) % self.every == 0
 
 
+# ------------------------------------------------------------------------------ method traits
+
+OBJECTIVES = ("classification", "policy_gradient")
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodTraits:
+    """What the code outside this module may know about a method: data, never its name.
+
+    Every site that behaves differently per method reads one of these (the preflight's disk
+    estimate, the loss panel, the claims table, the config checks, the verl launcher); a method
+    spec states them once as its ``TRAITS`` (docs/design.md §9).
+    """
+
+    label: str
+    """How tables and figures name the method (``PACS``)."""
+    objective: Literal[OBJECTIVES]
+    """``classification``: a loss on a per-response logit against the 0/1 label (PACS, REAL);
+    ``policy_gradient``: a clipped surrogate on advantages (GRPO, PPO, DAPO)."""
+    loss_title: str
+    """What its ``loss`` metric is, for the notebook's loss panel (one panel per title)."""
+    has_critic: bool = False
+    """Keeps a value model (its checkpoints count in the preflight's disk estimate)."""
+    needs_whole_groups: bool = False
+    """Its loss reads each prompt's n responses together, so every micro-batch must hold whole
+    groups (verl: the ``pacs_sync`` trainer)."""
+    is_subject: bool = False
+    """The method this reproduction studies: the claims and ablation tables compare against it."""
+    claims_baseline: bool = False
+    """The claims table compares the subject against it (pass@k, entropy, path diversity)."""
+    entropy_baseline: bool = False
+    """Claim C3-ref compares the reference ablations' entropy with it (the paper: GRPO)."""
+    in_paper: bool = True
+    """The PACS paper trains it (else tables mark it 'not in the paper')."""
+    loss_panel_metrics: tuple[str, ...] = ("loss",)
+    """metrics.jsonl columns the notebook's loss panel draws for it."""
+    loss_reference: float | None = None
+    """A level the loss panel marks (PACS's BCE is ln 2 at ψ = 0), or none."""
+
+
+def traits(method: Any) -> MethodTraits:
+    """The traits of a method: a spec, a spec class or a method name (``"pacs"``)."""
+    cls = spec_class(method) if isinstance(method, str) else method
+    cls = cls if isinstance(cls, type) else type(cls)
+    return cls.TRAITS
+
+
+def methods_with(**wanted: Any) -> tuple[str, ...]:
+    """Names of the methods whose traits have these values (``methods_with(has_critic=True)``)."""
+    return tuple(
+        name
+        for name in METHOD_NAMES
+        if all(getattr(traits(name), k) == v for k, v in wanted.items())
+    )
+
+
 # ------------------------------------------------------------------------------ method specs
 
 
@@ -97,6 +154,14 @@ class RefSchedule:
 class PacsSpec:
     """PACS (paper §3): class-balanced BCE between σ(score) and the verifier's label."""
 
+    TRAITS: ClassVar[MethodTraits] = MethodTraits(
+        label="PACS",
+        objective="classification",
+        loss_title="PACS: class-balanced BCE",
+        needs_whole_groups=True,
+        is_subject=True,
+        loss_reference=math.log(2),
+    )
     name: Literal["pacs"] = "pacs"
     beta: PositiveFloat = 1.0
     """β of the reward proxy r̂ = β·Σ_t log(π/π_ref) (paper eq. 7); β = 1 is the paper's choice
@@ -137,6 +202,13 @@ class PacsSpec:
 class GrpoSpec:
     """GRPO baseline (paper App. B): group-normalised outcome advantage, PPO-clip loss, no KL."""
 
+    TRAITS: ClassVar[MethodTraits] = MethodTraits(
+        label="GRPO",
+        objective="policy_gradient",
+        loss_title="GRPO / PPO / DAPO: clipped surrogate",
+        claims_baseline=True,
+        entropy_baseline=True,
+    )
     name: Literal["grpo"] = "grpo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
     """How token losses become one number; the official GRPO/PPO scripts used
@@ -144,11 +216,23 @@ class GrpoSpec:
     clip_ratio: PositiveFloat = 0.2
     """PPO-clip ε (App. B; verl's default)."""
 
+    @property
+    def reference(self) -> RefSchedule | None:
+        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
+        return None
+
 
 @spec
 class PpoSpec:
     """PPO baseline (paper App. B): clipped surrogate, a critic, GAE."""
 
+    TRAITS: ClassVar[MethodTraits] = MethodTraits(
+        label="PPO",
+        objective="policy_gradient",
+        loss_title="GRPO / PPO / DAPO: clipped surrogate",
+        has_critic=True,
+        claims_baseline=True,
+    )
     name: Literal["ppo"] = "ppo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
     """As for GRPO: the official scripts' aggregation (docs/design.md §2.7)."""
@@ -162,6 +246,11 @@ class PpoSpec:
     """Clip range of the value loss (verl's ``critic.cliprange_value`` default)."""
     critic_lr: PositiveFloat = 1.0e-5
     """Critic learning rate: the official PPO script's 1e-5 (docs/design.md §2.10)."""
+
+    @property
+    def reference(self) -> RefSchedule | None:
+        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
+        return None
 
 
 METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -88,3 +89,77 @@ def test_every_mode_a_spec_accepts_is_one_the_math_runs():
 def test_a_table_refuses_what_is_not_a_method():
     with pytest.raises(TypeError, match="not method specs"):
         m.MethodTable("test.bad", {int: 1})
+
+
+# ------------------------------------------------------------------ traits, not names
+
+ROOT = SRC.parents[1]
+# Where code may decide something per method: every source, rule and notebook of the project.
+SCANNED = ("src", "workflow", "notebooks", "Snakefile")
+METHOD_ALT = "|".join(m.METHOD_NAMES)
+NAME_BRANCH = re.compile(
+    rf"""(?:[=!]=\s*["']({METHOD_ALT})["'])"""  # x == "pacs"
+    rf"""|(?:\bin\s*[(\[{{]\s*["']({METHOD_ALT})["'])"""  # x in ("grpo", "ppo")
+    rf"""|(?:["']({METHOD_ALT})["']\s*(?:in|not in)\s+[\w.]*runs\b)"""  # "pacs" in ctx.runs
+)
+SPEC_BRANCH = re.compile(r"isinstance\([^)]*\b(?:[A-Z][a-z]+Spec)\b")
+# core_algos.group_scores' ``method`` is a score function (pacs.loss_modes.SCORE_METHODS: rloo,
+# grpo, drgrpo), not a training method.
+NOT_A_METHOD = {"src/pacs/core_algos.py": ('method == "grpo"',)}
+
+
+def method_branches() -> list[str]:
+    """``path:line: text`` of every line outside pacs.methods that branches on a method's name
+    or spec class."""
+    found = []
+    for top in SCANNED:
+        base = ROOT / top
+        paths = [base] if base.is_file() else sorted(base.rglob("*"))
+        for path in paths:
+            rel = str(path.relative_to(ROOT))
+            if path.suffix not in {".py", ".smk", ".ipynb", ""} or not path.is_file():
+                continue
+            if rel == "src/pacs/methods.py" or ".ipynb_checkpoints" in rel:
+                continue
+            for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                allowed = NOT_A_METHOD.get(rel, ())
+                if any(a in line for a in allowed):
+                    continue
+                if NAME_BRANCH.search(line) or SPEC_BRANCH.search(line):
+                    found.append(f"{rel}:{i}: {line.strip()}")
+    return found
+
+
+def test_nothing_outside_methods_branches_on_a_method_name_or_spec_class():
+    """docs/design.md §9: method-dependent code reads ``MethodTraits`` or a ``MethodTable``."""
+    assert method_branches() == []
+
+
+def test_the_scan_finds_name_and_class_branches(tmp_path):
+    for bad in (
+        'if r.method == "pacs":',
+        'runs = [r for r in x if method.get(r) in ("grpo", "ppo")]',
+        'if "pacs" in profile.ctx.runs:',
+        "if isinstance(method, PacsSpec):",
+        "if not isinstance(run.method, DapoSpec):",
+    ):
+        assert NAME_BRANCH.search(bad) or SPEC_BRANCH.search(bad), bad
+    for fine in ('score: str = "rloo"', "traits(method).has_critic", 'name = "pacs"'):
+        assert not (NAME_BRANCH.search(fine) or SPEC_BRANCH.search(fine)), fine
+
+
+def test_every_method_states_its_traits():
+    """The sites that read traits (design §9): the preflight's critic disk, the config's
+    whole-group and no-op checks, the verl launcher's pacs_sync, the loss panel, the claims."""
+    for cls in m.METHOD_SPECS:
+        t = cls.TRAITS
+        assert isinstance(t, m.MethodTraits), cls.__name__
+        assert t.objective in m.OBJECTIVES and t.label and t.loss_title, cls.__name__
+        assert "loss" in t.loss_panel_metrics, cls.__name__
+        assert m.traits(cls) is t and m.traits(cls()) is t
+        assert m.traits(cls.__dataclass_fields__["name"].default) is t
+        if t.objective == "classification":
+            assert t.needs_whole_groups, f"{cls.__name__}: a classification loss reads groups"
+    assert m.methods_with(is_subject=True) == ("pacs",)
+    assert m.methods_with(has_critic=True) == ("ppo",)
+    assert m.methods_with(entropy_baseline=True) == ("grpo",)

@@ -24,7 +24,7 @@ from pacs.config.sections import (
     TrainSpec,
     VerlSpec,
 )
-from pacs.methods import METHOD_NAMES, MethodSpec, PacsSpec, PositiveInt, Str, spec, spec_class
+from pacs.methods import METHOD_NAMES, MethodSpec, PositiveInt, Str, spec, spec_class, traits
 
 ABLATIONS = ("main", "beta", "score", "weight", "ref")
 
@@ -143,13 +143,16 @@ def _run_problems(p: Profile) -> list[str]:
 
 
 def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | None:
-    """docs/design.md §2.8: PACS whose reference equals the policy at every update is a no-op."""
-    if not isinstance(method, PacsSpec) or not method.reference.resets_each_step:
+    """docs/design.md §2.8: a log-ratio loss whose reference equals the policy at every update
+    (PACS, REAL) is a no-op."""
+    ref = method.reference
+    if ref is None or not ref.resets_each_step:
         return None
     if train.mini_batches > 1:
         return None
     return (
-        f"runs.{name}: PACS with the reference reset every step (ref: {method.ref}) needs "
+        f"runs.{name}: {traits(method).label} with the reference reset every step "
+        f"(ref: {ref.mode}) needs "
         "train.mini_batches > 1; with one update per rollout every log-ratio is 0, ψ ≡ 0 and "
         "the β/score ablations are no-ops (docs/design.md §2.8)"
     )
@@ -188,14 +191,14 @@ def _verl_pacs_problems(p: Profile) -> list[str]:
     problems = []
     n, micro = p.train.group_size, p.train.micro_batch_per_gpu
     for name, run in p.runs.items():
-        if not isinstance(run.method, PacsSpec):
+        if not traits(run.method).needs_whole_groups:
             continue
         if micro is not None and micro % n:
             problems.append(
-                f"runs.{name}: PACS keeps groups whole: train.micro_batch_per_gpu={micro} must "
+                f"runs.{name}: {traits(run.method).label} keeps groups whole: train.micro_batch_per_gpu={micro} must "
                 f"be a multiple of train.group_size={n}"
             )
-        if run.method.soft_labels:
+        if getattr(run.method, "soft_labels", False):
             problems.append(
                 f"runs.{name}.soft_labels: the verl engine carries 0/1 labels only "
                 "(docs/design.md §2.6); soft labels are supported by the tiny engine only"

@@ -18,6 +18,7 @@ from pacs.explore.panels import (
     wide_scale,
 )
 from pacs.explore.profile import Profile, config_order, families
+from pacs.methods import METHOD_NAMES, traits
 from pacs.metrics_log import BY_NAME
 from pacs.report.style import benchmark_label, new_figure
 
@@ -119,36 +120,47 @@ def training_figure(
     return fig
 
 
+def loss_panels(
+    profile: Profile, runs: list[str], columns: set[str]
+) -> list[tuple[str, str, list[str], float | None]]:
+    """(title, metric, runs, reference level) per panel: one per ``MethodTraits.loss_title``
+    for the ``loss`` column (PACS's BCE, REAL's anchored log-sum-exp, the clipped surrogates:
+    unrelated scales), then one per further ``loss_panel_metrics`` column among ``columns``."""
+    panels: dict[tuple[str, str], tuple[list[str], float | None]] = {}
+    for name in METHOD_NAMES:
+        t = traits(name)
+        chosen = [r for r in runs if profile.ctx.runs[r].method == name]
+        metrics = [c for c in t.loss_panel_metrics if c in columns] if chosen else []
+        for metric in metrics:
+            title = t.loss_title if metric == "loss" else f"{t.label}: {metric}"
+            level = t.loss_reference if metric == "loss" else None
+            panels.setdefault((title, metric), ([], level))[0].extend(chosen)
+    return [(t, c, config_order(profile, rs), lv) for (t, c), (rs, lv) in panels.items()]
+
+
 def loss_figure(profile: Profile, model: str, weight: float = SMOOTHING):
-    """The loss per objective: PACS's class-balanced BCE (ln 2 at ψ = 0) apart from the GRPO/PPO
-    clipped surrogate, whose scale is unrelated."""
+    """The training losses, one panel per objective (:func:`loss_panels`); a method's
+    ``loss_reference`` (PACS: ln 2 at ψ = 0) is marked."""
     m = profile.results.metrics[profile.results.metrics.model == model]
-    method = {name: info.method for name, info in profile.ctx.runs.items()}
-    groups = [
-        ("PACS: class-balanced BCE", [r for r in sorted(set(m.run)) if method.get(r) == "pacs"]),
-        (
-            "GRPO / PPO: clipped surrogate",
-            [r for r in sorted(set(m.run)) if method.get(r) in ("grpo", "ppo")],
-        ),
-    ]
-    groups = [(t, config_order(profile, runs)) for t, runs in groups if runs]
-    if not groups:
+    runs = [r for r in sorted(set(m.run)) if r in profile.ctx.runs]
+    panels = loss_panels(profile, runs, set(m.columns))
+    if not panels:
         return None
-    fig, axes = new_figure(ncols=len(groups), width=max(6.5, 4.6 * len(groups) + 0.6), height=3.6)
-    for ax, (title, runs) in zip(axes[0], groups):
-        draw_runs(ax, m, "loss", runs, profile, weight)
-        if title.startswith("PACS"):
-            ax.axhline(math.log(2), color="grey", ls=":", lw=1)
+    fig, axes = new_figure(ncols=len(panels), width=max(6.5, 4.6 * len(panels) + 0.6), height=3.6)
+    for ax, (title, metric, runs, level) in zip(axes[0], panels):
+        draw_runs(ax, m, metric, runs, profile, weight)
+        if level is not None:
+            ax.axhline(level, color="grey", ls=":", lw=1)
             ax.annotate(
-                "ln 2",
-                (1.0, math.log(2)),
+                f"{level:.3g}",
+                (1.0, level),
                 xycoords=("axes fraction", "data"),
                 ha="right",
                 va="bottom",
                 fontsize=7,
                 color="grey",
             )
-        ax.set(title=title, xlabel="training step", ylabel="train/loss")
+        ax.set(title=title, xlabel="training step", ylabel=f"train/{metric}")
         step_axis(ax)
     figure_legend(fig, axes)
     fig.suptitle(f"{model}: training loss, one panel per objective", fontsize=10)

@@ -101,10 +101,11 @@ def families(profile: Profile, runs_with_data: set[str]) -> list[tuple[str, list
     """(title, run names) per method family: the main comparison, then each ablation beside the
     main PACS run. Only runs with data, and only families with something to show."""
     out = []
+    subject = [r.name for r in profile.ctx.subject_runs()[:1]]  # the main PACS run
     for ablation, title in FAMILY_TITLES.items():
         runs = [r.name for r in profile.ctx.runs_in(ablation)]
-        if ablation != "main" and "pacs" in profile.ctx.runs:
-            runs = ["pacs", *runs]
+        if ablation != "main":
+            runs = [*subject, *runs]
         runs = [r for r in runs if r in runs_with_data]
         if runs and (ablation == "main" or len(runs) > 1):
             out.append((title, runs))

@@ -177,7 +177,7 @@ class ClaimRow:
 
 
 def _official_pacs(ctx: ReportContext) -> RunInfo | None:
-    return next((r for r in ctx.runs_in("main") if r.method == "pacs"), None)
+    return next(iter(ctx.subject_runs()), None)
 
 
 def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
@@ -185,7 +185,7 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     pacs = _official_pacs(ctx)
     if pacs is None:
         return []
-    base = [r for r in ctx.runs_in("main") if r.method in ("grpo", "ppo")]
+    base = ctx.baseline_runs()
     rows = []
     for b in base:
         rows += [
@@ -208,8 +208,7 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     for r in ctx.runs_in("ref"):
         rows += [
             ClaimRow("C3-ref", f"{r.label}: entropy above {b.label}", "entropy", r.name, b.name)
-            for b in base
-            if b.method == "grpo"
+            for b in ctx.baseline_runs(entropy_baseline=True)
         ]
         rows.append(
             ClaimRow(

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pacs.config import BASE_RUN, Profile, RunSpec
+from pacs.methods import MethodTraits, traits
 
 from .loaders import HELD_OUT, Results
 from .paper import PaperRef, paper_method_for_run, paper_model_for, paper_ref
@@ -29,6 +30,7 @@ class RunInfo:
     ablation: str  # main | beta | score | weight | ref
     spec: RunSpec | None  # None for the base model
     paper_method: str | None  # the paper's row for this run, if it has one
+    traits: MethodTraits | None = None  # its method's traits (pacs.methods); None for the base
 
 
 class ReportContext:
@@ -67,7 +69,13 @@ class ReportContext:
         runs = {BASE_RUN: RunInfo(BASE_RUN, "Base", "base", "main", None, "base")}
         for name, run in self.spec.runs.items():
             runs[name] = RunInfo(
-                name, run.label, run.method.name, run.ablation, run, paper_method_for_run(run)
+                name,
+                run.label,
+                run.method.name,
+                run.ablation,
+                run,
+                paper_method_for_run(run),
+                traits(run.method),
             )
         return runs
 
@@ -121,6 +129,20 @@ class ReportContext:
             or (name != BASE_RUN and info.ablation in ablations)
         ]
 
+    def subject_runs(self) -> list[RunInfo]:
+        """Main runs of the method this reproduction studies (``MethodTraits.is_subject``)."""
+        return [r for r in self.runs_in("main") if r.traits.is_subject]
+
+    def baseline_runs(self, **wanted: bool) -> list[RunInfo]:
+        """Main runs of the claims' baselines (``MethodTraits.claims_baseline``), further
+        filtered by trait values (``entropy_baseline=True``)."""
+        return [
+            r
+            for r in self.runs_in("main")
+            if r.traits.claims_baseline
+            and all(getattr(r.traits, k) == v for k, v in wanted.items())
+        ]
+
     def label(self, run: str) -> str:
         return self.runs[run].label if run in self.runs else run
 
@@ -163,7 +185,7 @@ class ReportContext:
     def ablation_note(self, runs: list[RunInfo]) -> str:
         """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this config does."""
         mini = self.spec.train.mini_batches
-        pacs = [r.spec.method for r in runs if r.method == "pacs"]
+        pacs = [r.spec.method for r in runs if r.traits is not None and r.traits.is_subject]
         resets = sorted({str(m.reference.every) for m in pacs})
         refs = sorted({m.reference.mode for m in pacs})
         head = (

@@ -215,7 +215,7 @@ def _beta_of(run: RunInfo) -> float:
 
 def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
     beta_runs = ctx.runs_in("beta")
-    runs = [r for r in ctx.runs_in("main") if r.method == "pacs"] + beta_runs
+    runs = ctx.subject_runs() + beta_runs
     names = {r.name: r for r in runs}
     passk = ctx.passk_pct()
     passk = passk[passk["run"].isin(names)]

@@ -490,7 +490,7 @@ def table7_8(ctx: ReportContext) -> TableDoc | None:
 
 
 def _main_pacs(ctx: ReportContext) -> list[RunInfo]:
-    return [r for r in ctx.runs_in("main") if r.method == "pacs"]
+    return ctx.subject_runs()
 
 
 def table9_13(ctx: ReportContext) -> TableDoc | None:

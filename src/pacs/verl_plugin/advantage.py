@@ -19,6 +19,7 @@ import torch
 from pacs.core_algos import balanced_weights
 from pacs.methods import PacsSpec
 
+ADV_ESTIMATOR_NAME = "pacs"  # verl's algorithm.adv_estimator for this estimator
 # Rewards closer than this to 0 or 1 count as that label (rewards arrive as float32 sums).
 LABEL_TOL = 1e-6
 

@@ -31,6 +31,8 @@ from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss
 from pacs.methods import PacsSpec
 
 LOSS_NAME = "pacs"
+LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME,)
+"""Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs."""
 _DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 
 

@@ -25,10 +25,10 @@ import logging
 import verl  # during verl's own __init__: __version__ is already set when plugins load
 
 from pacs.verl_plugin import verl_version_problem
+from pacs.verl_plugin.advantage import ADV_ESTIMATOR_NAME
 
 logger = logging.getLogger(__name__)
 
-ADV_ESTIMATOR_NAME = "pacs"
 VERSION_PROBLEM = verl_version_problem(verl.__version__)
 REGISTERED = False
 

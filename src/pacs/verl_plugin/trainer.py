@@ -37,6 +37,7 @@ from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import PPOTrainerSync, register_trainer
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
+from pacs.verl_plugin.advantage import ADV_ESTIMATOR_NAME
 from pacs.verl_plugin.balance import (
     DEFAULT_MIN_GROUP_FRACTION,
     balance_stats,
@@ -44,6 +45,7 @@ from pacs.verl_plugin.balance import (
     select_complete_groups,
     short_failed_groups,
 )
+from pacs.verl_plugin.loss import LABEL_LOSSES, LOSS_NAME
 from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
@@ -115,15 +117,18 @@ def check_batch_geometry(
 
 
 def check_pacs_config(config: Any) -> None:
-    """Raise when the driver-side and worker-side PACS settings disagree."""
+    """Raise when the driver-side and worker-side settings of a label loss disagree: the
+    label-carrying advantage estimator goes with exactly the losses that read it."""
     policy_loss = config.actor_rollout_ref.actor.policy_loss
-    uses_pacs_adv = config.algorithm.adv_estimator == "pacs"
-    uses_pacs_loss = policy_loss.get("loss_mode") == "pacs"
-    if uses_pacs_adv != uses_pacs_loss:
+    uses_label_adv = config.algorithm.adv_estimator == ADV_ESTIMATOR_NAME
+    uses_label_loss = policy_loss.get("loss_mode") in LABEL_LOSSES
+    if uses_label_adv != uses_label_loss:
         raise ValueError(
-            "algorithm.adv_estimator=pacs and actor.policy_loss.loss_mode=pacs go together "
-            f"(got {config.algorithm.adv_estimator!r} and {policy_loss.get('loss_mode')!r})"
+            f"algorithm.adv_estimator={ADV_ESTIMATOR_NAME} goes with actor.policy_loss.loss_mode "
+            f"in {list(LABEL_LOSSES)} (got {config.algorithm.adv_estimator!r} and "
+            f"{policy_loss.get('loss_mode')!r})"
         )
+    uses_pacs_loss = policy_loss.get("loss_mode") == LOSS_NAME
     if uses_pacs_loss:
         driver = (config.algorithm.get("pacs", None) or {}).get("use_weight", True)
         worker = policy_loss.get("use_weight", True)
@@ -131,8 +136,10 @@ def check_pacs_config(config: Any) -> None:
             raise ValueError(
                 f"algorithm.pacs.use_weight={driver} but actor.policy_loss.use_weight={worker}"
             )
-    if config.actor_rollout_ref.actor.use_kl_loss and uses_pacs_loss:
-        raise ValueError("PACS runs without a KL loss (App. C); set actor.use_kl_loss=False")
+    if config.actor_rollout_ref.actor.use_kl_loss and uses_label_loss:
+        raise ValueError(
+            "PACS and REAL run without a KL loss (App. C); set actor.use_kl_loss=False"
+        )
 
 
 def min_group_fraction(algorithm: Any) -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pacs.config import Profile, RunSpec
-from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec
+from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_keys, traits
 from pacs.metrics_log import TENSORBOARD_DIR
 from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
 
@@ -199,9 +199,19 @@ def _logging(p: Profile, paths: RunPaths) -> dict:
 # ------------------------------------------------------------------------------ the methods
 
 
-def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
-    """Groups stay whole (pacs_sync), the labels travel in the advantages, the loss is ours."""
+def _whole_groups(p: Profile) -> dict:
+    """A method whose loss reads whole groups (``MethodTraits.needs_whole_groups``): the
+    ``pacs_sync`` trainer, under which (force_group_size = n) the micro-batch counts groups."""
     n, micro = p.train.group_size, p.train.micro_batch_per_gpu
+    return {
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": micro // n,
+        "trainer.v1.trainer_mode": "pacs_sync",
+    }
+
+
+def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
+    """Groups stay whole (:func:`_whole_groups`), the labels travel in the advantages, the loss
+    is ours."""
     loss = "actor_rollout_ref.actor.policy_loss"
     items = {
         "algorithm.adv_estimator": "pacs",
@@ -213,9 +223,6 @@ def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
         f"+{loss}.beta": spec.beta,
         f"+{loss}.score": spec.score,
         f"+{loss}.use_weight": spec.use_weight,
-        # force_group_size = n under pacs_sync: the micro-batch size is counted in groups.
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": micro // n,
-        "trainer.v1.trainer_mode": "pacs_sync",
     }
     if spec.reference.needs_model:
         items["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] = (
@@ -300,9 +307,10 @@ def build_overrides(
         )
     method = run.method
     if loss_agg_mode is not None:
-        if isinstance(method, PacsSpec):
+        if "loss_agg_mode" not in spec_keys(type(method)):
             raise ValueError(
-                "--loss-agg-mode is for GRPO/PPO runs; the PACS loss is one term per response"
+                f"--loss-agg-mode is for methods with a token-level loss (GRPO, PPO, DAPO); the "
+                f"{traits(method).label} loss is one term per response or group"
             )
         method = dataclasses.replace(method, loss_agg_mode=loss_agg_mode)
     items = {
@@ -312,5 +320,7 @@ def build_overrides(
         **_trainer(profile, model_key, paths, cluster, log_path),
         "trainer.experiment_name": experiment_name(model_key, run.name, seed),
     }
+    if traits(method).needs_whole_groups:
+        items.update(_whole_groups(profile))
     items.update(METHOD_OVERRIDES[method](method, profile, model_key))
     return _ov(items) + list(profile.verl.extra_overrides)
