@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +155,76 @@ def test_out_is_written_only_when_everything_passes(tmp_path, monkeypatch):
         preflight.main(["--config", str(PAPER), "--profile", str(PROFILE), "--out", str(out)]) == 0
     )
     assert out.read_text() == "PASS  x  fine\n1 passed, 0 failed\n"
+
+
+# ------------------------------------------------------------------ the DAG's preflight job
+
+OTHER_PROFILE = {
+    "executor": "slurm",
+    "jobs": 4,
+    "default-resources": {"slurm_partition": "gpuq", "slurm_account": "lab42", "runtime": 60},
+    "set-resources": {"train_verl": {"gres": "gpu:a100:4", "cpus_per_task": 32}},
+}
+
+
+def preflight_command(work: Path, *args: str) -> list[str]:
+    """The DAG's preflight job as `snakemake preflight -n -p ARGS` prints it, split into argv."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "preflight", "-n", "-p", *args],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (line,) = [x for x in result.stdout.splitlines() if "-m pacs.preflight" in x]
+    return shlex.split(line.split("Shell command: ", 1)[1].split(" > ")[0])
+
+
+def test_the_dags_preflight_checks_the_active_profile_and_set_resources(workflow_copy):
+    """Not workflow/profiles/slurm: the profile snakemake was started with (here ./other, which
+    sets a real partition while the shipped one still says SET_ME) and the command line's
+    --set-resources, which replaces the profile's set-resources as Snakemake does for the jobs."""
+    (workflow_copy / "other").mkdir(exist_ok=True)
+    (workflow_copy / "other" / "config.yaml").write_text(yaml.safe_dump(OTHER_PROFILE))
+    argv = preflight_command(
+        workflow_copy,
+        "--profile",
+        "other",
+        "--configfile",
+        "configs/verl_smoke.yaml",
+        "--set-resources",
+        'train_verl:gres="gpu:a100:4"',
+        "train_verl:cpus_per_task=48",
+        "generate:runtime=900",
+    )
+    assert "--profile" not in argv
+    active = json.loads(argv[argv.index("--resources") + 1])
+    assert active == {
+        "default-resources": {"slurm_partition": "gpuq", "slurm_account": "lab42", "runtime": 60},
+        "set-resources": {
+            "train_verl": {"gres": "gpu:a100:4", "cpus_per_task": 48},
+            "generate": {"runtime": 900},
+        },
+    }
+    lines = _lines(preflight.account_checks(active, preflight.ACTIVE_PROFILE))
+    assert lines["slurm_partition"].ok and lines["slurm_account"].ok
+    assert preflight.train_request(active) == (4, 48)
+    (limit,) = preflight.shard_limit_checks(load_profile(PAPER), active)
+    assert limit.ok and "profile runtime 900 min" in limit.detail
+
+
+def test_without_a_partition_the_dags_preflight_says_where_to_set_it(workflow_copy, capsys):
+    argv = preflight_command(
+        workflow_copy, "--cores", "1", "--configfile", "configs/verl_smoke.yaml"
+    )
+    active = json.loads(argv[argv.index("--resources") + 1])
+    assert "slurm_partition" not in active["default-resources"]
+    check = _lines(preflight.account_checks(active, preflight.ACTIVE_PROFILE))["slurm_partition"]
+    assert not check.ok and check.fix == (
+        "set default-resources.slurm_partition in the profile snakemake runs with (--profile), "
+        "or --default-resources/--set-resources"
+    )

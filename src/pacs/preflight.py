@@ -1,7 +1,8 @@
 """Check what a paper run needs before GPU hours are spent: ``python -m pacs.preflight``.
 
     python -m pacs.preflight [--config configs/paper.yaml]
-        [--profile workflow/profiles/slurm/config.yaml] [--results results/paper] [--out FILE]
+        [--profile workflow/profiles/slurm/config.yaml | --resources JSON]
+        [--results results/paper] [--out FILE]
 
 Run it on the login node (``make preflight``) and again as the first job on a compute node (the
 paper DAG's ``preflight`` rule, which every verl training job depends on). It prints one table,
@@ -11,7 +12,9 @@ fails and writes ``--out`` only when all pass. The checks:
 - pinned versions of verl, vLLM, torch and transformers (environment.yml), and the attention
   implementation the config names (``verl.attn_implementation``) importable;
 - the hub snapshots compute nodes read offline (``make fetch``), or the local model folders;
-- ``slurm_partition`` and ``slurm_account`` set in the SLURM profile;
+- ``slurm_partition`` and ``slurm_account`` set in the SLURM profile (``--profile``), or in the
+  resources the DAG submits with (``--resources``: the active profile and ``--set-resources``, as
+  Snakemake merged them; ``pacs.slurm_profile.active_resources``);
 - GPUs and CPUs per node as the profile asks for training: inside a SLURM job the job's own
   node, else what ``sinfo`` reports for the partition;
 - free disk for the checkpoints the config keeps (``verl.max_actor_ckpt_to_keep``; null keeps
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -46,6 +50,9 @@ CKPT_BYTES_PER_PARAM = 16  # fp32 weights (4) + Adam m and v (8) + fp32 gradient
 MERGED_BYTES_PER_PARAM = 2  # the merged bf16 HF model of an evaluated checkpoint
 KNOWN_PARAMS = {"Qwen/Qwen3-4B": 4.02e9, "Qwen/Qwen3-8B": 8.19e9, "Qwen/Qwen2.5-7B": 7.62e9}
 UNSET = "SET_ME"
+ACTIVE_PROFILE = (
+    "the profile snakemake runs with (--profile), or --default-resources/--set-resources"
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ def read_profile(path: Path) -> dict:
         return yaml.safe_load(fh) or {}
 
 
-def account_checks(profile: dict, path: Path) -> list[Check]:
+def account_checks(profile: dict, where: Path | str) -> list[Check]:
     defaults = profile.get("default-resources") or {}
     checks = []
     for key in ("slurm_partition", "slurm_account"):
@@ -141,7 +148,7 @@ def account_checks(profile: dict, path: Path) -> list[Check]:
                 key,
                 ok,
                 f"{key} = {value or '(unset)'}",
-                "" if ok else f"set default-resources.{key} in {path}",
+                "" if ok else f"set default-resources.{key} in {where}",
             )
         )
     return checks
@@ -309,14 +316,14 @@ def sandbox_check(spec: Profile) -> list[Check]:
 
 
 def run_checks(
-    spec: Profile, profile_path: Path, results: Path, env=os.environ, run=subprocess.run
+    spec: Profile, profile: dict, where: str, results: Path, env=os.environ, run=subprocess.run
 ) -> list[Check]:
-    profile = read_profile(profile_path)
+    """Every check; ``profile`` in a profile's shape, read from ``where``."""
     return [
         *version_checks(),
         attention_check(spec),
         *snapshot_checks(spec, results),
-        *account_checks(profile, profile_path),
+        *account_checks(profile, where),
         *shard_limit_checks(spec, profile),
         resource_check(profile, env, run),
         disk_check(spec, results),
@@ -340,6 +347,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pacs.preflight", description=__doc__.split("\n")[0])
     p.add_argument("--config", type=Path, default=Path("configs/paper.yaml"))
     p.add_argument("--profile", type=Path, default=Path("workflow/profiles/slurm/config.yaml"))
+    p.add_argument(
+        "--resources",
+        type=json.loads,
+        help="JSON {default-resources, set-resources} to check instead of --profile's file "
+        "(the DAG passes what it submits with)",
+    )
     p.add_argument("--results", type=Path, help="default results/<profile>")
     p.add_argument("--out", type=Path, help="write the table here when every check passes")
     return p.parse_args(argv)
@@ -353,7 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 2
     results = args.results or Path(layout.results_dir(spec.profile))
-    checks = run_checks(spec, args.profile, results)
+    if args.resources is not None:
+        profile, where = args.resources, ACTIVE_PROFILE
+    else:
+        profile, where = read_profile(args.profile), str(args.profile)
+    checks = run_checks(spec, profile, where, results)
     table = render(checks)
     print(table, end="")
     if all(c.ok for c in checks) and args.out:

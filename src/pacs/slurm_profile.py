@@ -106,3 +106,43 @@ def check_status_command(
     if needed != chosen:
         log(f"SLURM accounting is off on this cluster: job states come from {needed}, not {chosen}")
         settings.status_command = needed
+
+
+# The resources the preflight checks (pacs.preflight): the account and partition every job is
+# submitted with, and the per-node request of a training job and the time limit of a generate job.
+PREFLIGHT_RESOURCES = {
+    "default-resources": ("slurm_partition", "slurm_account", "runtime"),
+    "train_verl": ("gres", "cpus_per_task", "mem_mb", "runtime"),
+    "generate": ("runtime",),
+}
+
+
+def resource_value(resource) -> Any:
+    """A Snakemake resource's value as a job gets it: a profile's or --set-resources' string is a
+    Python expression evaluated per job (a bare word such as a partition name stays a string)."""
+    if not hasattr(resource, "is_evaluable"):
+        return resource  # a plain value (Snakemake's API takes those too)
+    if resource.is_evaluable():
+        resource = resource.evaluate(
+            wildcards={}, input=[], attempt=1, threads=1, rulename="preflight", async_run=None
+        )
+    value = resource.value
+    return str(value) if isinstance(value, str) else value
+
+
+def active_resources(resource_settings) -> dict:
+    """What the running Snakemake will submit with, in a profile's shape (``default-resources``,
+    ``set-resources``): the profile it was started with (``--profile``, ``--workflow-profile``)
+    merged with the command line (``--default-resources``, ``--set-resources``), as Snakemake
+    itself merged them into ``workflow.resource_settings``; only the keys the preflight reads."""
+    defaults = resource_settings.default_resources or {}
+    out: dict = {"default-resources": {}, "set-resources": {}}
+    for name in PREFLIGHT_RESOURCES["default-resources"]:
+        if name in defaults:
+            out["default-resources"][name] = resource_value(defaults[name])
+    for rule, names in PREFLIGHT_RESOURCES.items():
+        given = (resource_settings.overwrite_resources or {}).get(rule)
+        if rule == "default-resources" or not given:
+            continue
+        out["set-resources"][rule] = {n: resource_value(given[n]) for n in names if n in given}
+    return out

@@ -1,7 +1,9 @@
 # Preflight (verl engine only): `python -m pacs.preflight` as the first job on a compute node,
 # with the resources of a training job, so a missing package, snapshot, partition setting, GPU,
 # disk or sandbox layer fails in minutes instead of after a queue wait. Every training job
-# depends on it. `make preflight` runs the same checks on the login node. Helpers: shards.smk.
+# depends on it. It checks the resources this Snakemake submits with (the active profile and
+# --set-resources, not a profile file). `make preflight` runs the same checks on the login node.
+# Helpers: shards.smk.
 if ENGINE == "verl":
 
     rule preflight:
@@ -9,7 +11,7 @@ if ENGINE == "verl":
             PREFLIGHT,
         params:
             config=CONFIG_FILE,
-            profile=SLURM_PROFILE,
+            resources=preflight_resources_arg,
             results=RES,
         conda:
             ENV_FILE
@@ -19,5 +21,5 @@ if ENGINE == "verl":
             runtime=30,
             **_train_node_resources(),
         shell:
-            "python -m pacs.preflight --config {params.config} --profile {params.profile} "
+            "python -m pacs.preflight --config {params.config} --resources {params.resources:q} "
             "--results {params.results} --out {output} > {log} 2>&1"

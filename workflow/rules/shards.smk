@@ -56,14 +56,22 @@ def gather_args(wildcards) -> str:
     return f"--n {n}" + (f" --shard-size {size}" if size else "") + limit
 
 
-import yaml as _yaml
+import json as _json
+
+from pacs.slurm_profile import active_resources
 
 PREFLIGHT = layout.preflight_file(RES)
-SLURM_PROFILE = str(Path(workflow.current_basedir).parent / "profiles" / "slurm" / "config.yaml")
+# What this Snakemake submits jobs with: the profile it was started with and the command line's
+# --default-resources / --set-resources, as Snakemake merged them (pacs.slurm_profile).
+ACTIVE_RESOURCES = active_resources(workflow.resource_settings)
 
 
 def _train_node_resources() -> dict:
-    """The SLURM profile's per-node request of train_verl (gres, CPUs, memory)."""
-    with open(SLURM_PROFILE) as fh:
-        train = ((_yaml.safe_load(fh) or {}).get("set-resources") or {}).get("train_verl") or {}
+    """The per-node request of train_verl (gres, CPUs, memory) in the active settings."""
+    train = ACTIVE_RESOURCES["set-resources"].get("train_verl") or {}
     return {k: train[k] for k in ("gres", "cpus_per_task", "mem_mb") if k in train}
+
+
+def preflight_resources_arg(wildcards) -> str:
+    """The active resources as one JSON argument of `python -m pacs.preflight --resources`."""
+    return _json.dumps(ACTIVE_RESOURCES, sort_keys=True)
