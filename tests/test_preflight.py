@@ -228,3 +228,49 @@ def test_without_a_partition_the_dags_preflight_says_where_to_set_it(workflow_co
         "set default-resources.slurm_partition in the profile snakemake runs with (--profile), "
         "or --default-resources/--set-resources"
     )
+
+
+def test_the_network_interface_must_exist_on_the_compute_node():
+    def profile(name):
+        return {"set-resources": {"train_verl": {"network_interface": name}}}
+
+    assert preflight.interface_check({}, env={}) == []  # none named: Ray and NCCL choose
+    (here,) = preflight.interface_check(profile("lo"), env={"SLURM_JOB_ID": "7"})
+    assert here.ok and here.detail.startswith("lo: 127.0.0.1 on ")
+    (missing,) = preflight.interface_check(profile("ib9"), env={"SLURM_JOB_ID": "7"})
+    assert not missing.ok and "no such network interface" in missing.detail
+    assert "lo" in missing.detail and "set-resources.train_verl.network_interface" in missing.fix
+    (login,) = preflight.interface_check(profile("ib9"), env={})  # a login node may lack it
+    assert (
+        login.ok and "ib9 is not on" in login.detail and "preflight job checks it" in login.detail
+    )
+    (from_env,) = preflight.interface_check(
+        {}, env={"RAY_NETWORK_INTERFACE": "ib9", "SLURM_JOB_ID": "7"}
+    )
+    assert not from_env.ok
+
+
+def test_the_profiles_network_interface_reaches_the_training_job_and_its_preflight(workflow_copy):
+    """set-resources.train_verl.network_interface: RAY_NETWORK_INTERFACE of every training
+    command (a resource, so changing it reruns nothing), and the preflight job checks it."""
+    profile = {**OTHER_PROFILE, "set-resources": {"train_verl": {"network_interface": "lo"}}}
+    (workflow_copy / "other").mkdir(exist_ok=True)
+    (workflow_copy / "other" / "config.yaml").write_text(yaml.safe_dump(profile))
+    argv = preflight_command(
+        workflow_copy, "--profile", "other", "--configfile", "configs/verl_smoke.yaml"
+    )
+    active = json.loads(argv[argv.index("--resources") + 1])
+    assert active["set-resources"]["train_verl"] == {"network_interface": "lo"}
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "-p", "--profile", "other"]
+        + ["--configfile", "configs/verl_smoke.yaml"],
+        cwd=workflow_copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    train = [x for x in out.splitlines() if "pacs.verl_plugin.launch.train" in x]
+    assert train and all("Shell command: RAY_NETWORK_INTERFACE=lo python -m" in x for x in train)

@@ -17,6 +17,9 @@ fails and writes ``--out`` only when all pass. The checks:
   Snakemake merged them; ``pacs.slurm_profile.active_resources``);
 - GPUs and CPUs per node as the profile asks for training: inside a SLURM job the job's own
   node, else what ``sinfo`` reports for the partition;
+- the network interface training binds Ray, NCCL and Gloo to (``set-resources.train_verl.
+  network_interface``, else ``RAY_NETWORK_INTERFACE``), when one is named: it exists on the
+  compute node with an IPv4 address;
 - free disk for the checkpoints the config keeps (``verl.max_actor_ckpt_to_keep``; null keeps
   all), about 16 bytes per parameter each (bf16-sized weights kept in fp32 plus Adam's two
   moments), plus a merged bf16 model (2 bytes per parameter) per evaluated checkpoint;
@@ -32,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -44,6 +48,7 @@ from pacs import layout
 from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
 from pacs.io import atomic_open
 from pacs.methods import traits
+from pacs.verl_plugin.cluster.slurm import NETWORK_ENV, interface_ipv4
 
 PINNED = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
 CKPT_BYTES_PER_PARAM = 16  # fp32 weights (4) + Adam m and v (8) + fp32 gradient-sized extras (4)
@@ -238,6 +243,29 @@ def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
     return node_check(want, have, f"partition {partition} (sinfo)")
 
 
+def interface_check(profile: dict, env=os.environ, addrs=None) -> list[Check]:
+    """The interface named for training exists here with an IPv4 address: required inside a
+    SLURM job (a compute node); on a login node, which may lack the cluster's fabric, a missing
+    interface is left to the DAG's preflight job."""
+    train = (profile.get("set-resources") or {}).get("train_verl") or {}
+    name = train.get("network_interface") or env.get(NETWORK_ENV)
+    if not name:
+        return []
+    host = socket.gethostname()
+    try:
+        ip = interface_ipv4(str(name), addrs)
+    except RuntimeError as err:
+        if env.get("SLURM_JOB_ID"):
+            fix = (
+                "set set-resources.train_verl.network_interface in the profile to an interface "
+                "every compute node has (`ip -br addr` on one), or remove it"
+            )
+            return [Check("network interface", False, str(err), fix)]
+        detail = f"{name} is not on {host} (not a compute node?): the DAG's preflight job checks it"
+        return [Check("network interface", True, detail)]
+    return [Check("network interface", True, f"{name}: {ip} on {host}")]
+
+
 # ------------------------------------------------------------------ disk
 
 
@@ -326,6 +354,7 @@ def run_checks(
         *account_checks(profile, where),
         *shard_limit_checks(spec, profile),
         resource_check(profile, env, run),
+        *interface_check(profile, env),
         disk_check(spec, results),
         *sandbox_check(spec),
     ]

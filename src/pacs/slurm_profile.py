@@ -109,10 +109,11 @@ def check_status_command(
 
 
 # The resources the preflight checks (pacs.preflight): the account and partition every job is
-# submitted with, and the per-node request of a training job and the time limit of a generate job.
+# submitted with, the per-node request of a training job and the network interface its Ray nodes,
+# NCCL and Gloo use (pacs.verl_plugin.cluster.slurm), and the time limit of a generate job.
 PREFLIGHT_RESOURCES = {
     "default-resources": ("slurm_partition", "slurm_account", "runtime"),
-    "train_verl": ("gres", "cpus_per_task", "mem_mb", "runtime"),
+    "train_verl": ("gres", "cpus_per_task", "mem_mb", "runtime", "network_interface"),
     "generate": ("runtime",),
 }
 

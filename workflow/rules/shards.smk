@@ -72,6 +72,12 @@ def _train_node_resources() -> dict:
     return {k: train[k] for k in ("gres", "cpus_per_task", "mem_mb") if k in train}
 
 
+def network_interface_default(wildcards) -> str:
+    """train_verl's network interface when the profile names none: RAY_NETWORK_INTERFACE of the
+    environment Snakemake runs in, else "" (Ray and NCCL choose)."""
+    return os.environ.get("RAY_NETWORK_INTERFACE", "")
+
+
 def preflight_resources_arg(wildcards) -> str:
     """The active resources as one JSON argument of `python -m pacs.preflight --resources`."""
     return _json.dumps(ACTIVE_RESOURCES, sort_keys=True)

@@ -117,7 +117,11 @@ else:
             f"{RES}/benchmarks/train/{{model}}/{{run}}/seed{{seed}}.tsv"
         resources:
             nodes=verl_nodes,
+            # the profile's set-resources.train_verl.network_interface (a resource, not a param:
+            # changing it reruns nothing); shards.smk
+            network_interface=network_interface_default,
         shell:
+            "RAY_NETWORK_INTERFACE={resources.network_interface:q} "
             "python -m pacs.verl_plugin.launch.train --config {params.config} --run {wildcards.run} "
             "--model {wildcards.model} --model-path {params.model_path} --seed {wildcards.seed} "
             "--train-file {input.train} "

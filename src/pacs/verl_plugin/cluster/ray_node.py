@@ -3,7 +3,11 @@ foreground until a stop file appears or the task is signalled; then every proces
 node (the ``ray start`` process and its descendants: GCS, raylet, workers) gets SIGTERM, and
 SIGKILL after a grace period; the head's address file goes if it still names this cluster.
 
-    python -m pacs.verl_plugin.cluster.ray_node --stop-file PATH -- start --head ... --block
+    python -m pacs.verl_plugin.cluster.ray_node --stop-file PATH [--network-interface IF] \
+        -- start --head ... --block
+
+With ``--network-interface`` the node binds to its own IPv4 address on that interface (looked up
+here, on the node the srun step placed us on): ``--node-ip-address`` of ``ray start``.
 
 Why not ``ray start --block`` alone under srun: srun does not pass SIGTERM on to it (its tasks
 end ``Killed``), and ``/tmp/ray/ray_current_cluster`` then outlives the job, so a later plain
@@ -23,7 +27,11 @@ from pathlib import Path
 
 import psutil
 
-from pacs.verl_plugin.cluster.slurm import with_ray_start_deadlines, without_rocr
+from pacs.verl_plugin.cluster.slurm import (
+    interface_ipv4,
+    with_ray_start_deadlines,
+    without_rocr,
+)
 
 GRACE_S = 20.0
 START_ATTEMPTS = 3
@@ -37,6 +45,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stop-file", type=Path, required=True, help="stop when this appears")
+    parser.add_argument("--network-interface", help="bind this Ray node to its address on it")
     return parser.parse_args(argv[:split]), argv[split + 1 :]
 
 
@@ -59,6 +68,12 @@ def stop_tree(root: psutil.Process, grace_s: float | None = None) -> None:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(alive, timeout=5)
+
+
+def bound_to(ray_args: list[str], ip: str) -> list[str]:
+    """``ray_args`` with ``--node-ip-address=ip`` in place of any other."""
+    kept = [a for a in ray_args if not a.startswith("--node-ip-address=")]
+    return [*kept, f"--node-ip-address={ip}"]
 
 
 def head_port(ray_args: list[str]) -> str | None:
@@ -103,6 +118,12 @@ def run_node(cmd: list[str], stop_file: Path, received: list[int]) -> int | None
 
 def main(argv: list[str] | None = None) -> int:
     args, ray_args = parse_args(argv)
+    if args.network_interface:
+        try:
+            ray_args = bound_to(ray_args, interface_ipv4(args.network_interface))
+        except RuntimeError as err:
+            print(f"ray_node: {err}", file=sys.stderr, flush=True)
+            return 2
     received: list[int] = []
     previous = {
         sig: signal.signal(sig, lambda signum, _frame: received.append(signum))

@@ -7,6 +7,12 @@ that one-node step only), starts the Ray head there and one Ray node on every ot
 file or a signal), checks that the cluster holds every node and GPU of the job before verl starts,
 points verl at the head (``ray_kwargs.ray_init.address``), and stops every Ray node when training
 ends, fails, or the job is signalled. No verl import here.
+
+On multi-homed nodes Ray and NCCL may pick an interface the other nodes cannot reach, and hang.
+``RAY_NETWORK_INTERFACE`` (verl's own SLURM launch reads the same variable; the DAG sets it from
+the profile's ``set-resources.train_verl.network_interface``) names the one to use: every Ray
+node binds to its own address on it (``--node-ip-address``, looked up on that node), and verl's
+NCCL and Gloo get it as ``NCCL_SOCKET_IFNAME`` / ``GLOO_SOCKET_IFNAME``.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ KEEP_SLURM_VARS = frozenset(
         "SLURM_CONF_SERVER",
     }
 )
+
+NETWORK_ENV = "RAY_NETWORK_INTERFACE"
+SOCKET_IFNAME_VARS = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
 
 Runner = Callable[..., subprocess.CompletedProcess]
 
@@ -185,6 +194,36 @@ def read_allocation(
     )
 
 
+# ---------------------------------------------------------------------------- network
+
+
+def interface_ipv4(name: str, addrs: Mapping | None = None) -> str:
+    """This host's IPv4 address on network interface ``name``; raises, naming the interfaces
+    there are, when it has no such interface or no IPv4 address on it."""
+    import psutil
+
+    addrs = psutil.net_if_addrs() if addrs is None else addrs
+    where = f"{NETWORK_ENV}={name} (the profile's set-resources.train_verl.network_interface)"
+    if name not in addrs:
+        raise RuntimeError(
+            f"{where}: no such network interface on {socket.gethostname()}; it has "
+            f"{', '.join(sorted(addrs))}"
+        )
+    ips = [a.address for a in addrs[name] if a.family == socket.AF_INET]
+    if not ips:
+        raise RuntimeError(
+            f"{where}: interface {name} has no IPv4 address on {socket.gethostname()}"
+        )
+    return ips[0]
+
+
+def with_network_interface(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with verl's NCCL and Gloo on the interface ``RAY_NETWORK_INTERFACE`` names (when
+    it names one): NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME, for every process Ray starts."""
+    iface = env.get(NETWORK_ENV)
+    return {**env, **{var: iface for var in SOCKET_IFNAME_VARS}} if iface else dict(env)
+
+
 # ---------------------------------------------------------------------------- environment
 
 
@@ -204,20 +243,15 @@ def ray_step_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     (one node, one task) and override what we ask for. The job's identity and SLURM_CONF are kept.
     """
     env = os.environ if env is None else env
-    return with_ray_start_deadlines(
-        with_ray_auth_mode(
-            without_rocr(
-                {
-                    key: value
-                    for key, value in env.items()
-                    if not (
-                        (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
-                        or key.startswith(("SRUN_", "SBATCH_"))
-                    )
-                }
-            )
+    kept = {
+        key: value
+        for key, value in env.items()
+        if not (
+            (key.startswith("SLURM_") and key not in KEEP_SLURM_VARS)
+            or key.startswith(("SRUN_", "SBATCH_"))
         )
-    )
+    }
+    return with_network_interface(with_ray_start_deadlines(with_ray_auth_mode(without_rocr(kept))))
 
 
 def with_ray_start_deadlines(env: Mapping[str, str]) -> dict[str, str]:
@@ -246,7 +280,8 @@ def verl_env(env: Mapping[str, str], multi_node: bool) -> dict[str, str]:
     """verl's environment: one node starts its own local Ray (RAY_ADDRESS=local), never a
     cluster a killed job left in /tmp/ray/ray_current_cluster (a plain ray.init() would attach
     to that dead address and hang); several nodes get the address as an override."""
-    out = with_ray_start_deadlines(without_rocr(env))  # a local Ray starts its own raylet
+    # a local Ray starts its own raylet
+    out = with_network_interface(with_ray_start_deadlines(without_rocr(env)))
     if not multi_node:
         out["RAY_ADDRESS"] = "local"
         return out
@@ -263,15 +298,20 @@ def _step_resources(alloc: SlurmAllocation) -> list[str]:
     return [*cpus, f"--gres=gpu:{alloc.gpus_per_node}"]
 
 
-def _ray_node(alloc: SlurmAllocation, stop_file: Path, ray_args: list[str]) -> list[str]:
+def _ray_node(
+    alloc: SlurmAllocation, stop_file: Path, ray_args: list[str], interface: str | None = None
+) -> list[str]:
     """``ray start --block`` under our supervisor, with the node's CPUs and GPUs as Ray's
-    logical resources (Ray would count the whole machine's CPUs)."""
+    logical resources (Ray would count the whole machine's CPUs); with ``interface``, the
+    supervisor binds the node to its own address on it."""
     cpus = [f"--num-cpus={alloc.cpus_per_node}"] if alloc.cpus_per_node else []
+    bind = [f"--network-interface={interface}"] if interface else []
     return [
         sys.executable,
         "-m",
         "pacs.verl_plugin.cluster.ray_node",
         f"--stop-file={stop_file}",
+        *bind,
         "--",
         "start",
         *ray_args,
@@ -283,7 +323,11 @@ def _ray_node(alloc: SlurmAllocation, stop_file: Path, ray_args: list[str]) -> l
 
 
 def ray_head_command(
-    alloc: SlurmAllocation, head_ip: str, stop_file: Path, port: int = RAY_PORT
+    alloc: SlurmAllocation,
+    head_ip: str,
+    stop_file: Path,
+    port: int = RAY_PORT,
+    interface: str | None = None,
 ) -> list[str]:
     """srun step that runs the Ray head on the first node."""
     return [
@@ -302,12 +346,17 @@ def ray_head_command(
                 f"--port={port}",
                 "--include-dashboard=false",
             ],
+            interface,
         ),
     ]
 
 
 def ray_worker_command(
-    alloc: SlurmAllocation, head_ip: str, stop_file: Path, port: int = RAY_PORT
+    alloc: SlurmAllocation,
+    head_ip: str,
+    stop_file: Path,
+    port: int = RAY_PORT,
+    interface: str | None = None,
 ) -> list[str] | None:
     """srun step that runs one Ray node on each other node; None for a single node."""
     if not alloc.workers:
@@ -321,7 +370,7 @@ def ray_worker_command(
         f"--nodelist={','.join(alloc.workers)}",
         "--overlap",
         *_step_resources(alloc),
-        *_ray_node(alloc, stop_file, [f"--address={head_ip}:{port}"]),
+        *_ray_node(alloc, stop_file, [f"--address={head_ip}:{port}"], interface),
     ]
 
 
@@ -392,22 +441,29 @@ class RayCluster:
         stop_grace_s: float = STOP_GRACE_S,
     ):
         self.alloc, self.port = alloc, port
-        # Ray wants an IP: the head's NodeAddr, resolved (it may be a name or already an IP)
-        self.head_ip = (resolve or socket.gethostbyname)(alloc.head_address or alloc.head)
+        self.step_env = ray_step_env(env)
+        self.interface = self.step_env.get(NETWORK_ENV) or None
+        # Ray wants an IP: the head's address on the chosen interface (the launcher runs on the
+        # head node), else its NodeAddr, resolved (it may be a name or already an IP)
+        self.head_ip = (
+            interface_ipv4(self.interface)
+            if self.interface
+            else (resolve or socket.gethostbyname)(alloc.head_address or alloc.head)
+        )
         # On the run folder, which every node sees (Snakemake needs a shared file system anyway)
         self.stop_file = Path(run_dir) / f"ray-stop-{alloc.job_id}"
         self._popen, self._probe = popen, probe
         self.wait_s, self.poll_s, self.stop_grace_s = wait_s, poll_s, stop_grace_s
         self.procs: list[subprocess.Popen] = []
-        self.step_env = ray_step_env(env)
 
     @property
     def address(self) -> str:
         return f"{self.head_ip}:{self.port}"
 
     def commands(self) -> list[list[str]]:
-        cmds = [ray_head_command(self.alloc, self.head_ip, self.stop_file, self.port)]
-        worker = ray_worker_command(self.alloc, self.head_ip, self.stop_file, self.port)
+        args = (self.alloc, self.head_ip, self.stop_file, self.port, self.interface)
+        cmds = [ray_head_command(*args)]
+        worker = ray_worker_command(*args)
         return cmds + ([worker] if worker else [])
 
     def __enter__(self) -> RayCluster:  # noqa: PYI034 (typing.Self needs Python 3.11)
