@@ -326,3 +326,32 @@ def test_cli_takes_the_thinking_switch():
     assert generate.parse_args(common).enable_thinking is None
     assert generate.parse_args([*common, "--enable-thinking"]).enable_thinking is True
     assert generate.parse_args([*common, "--no-enable-thinking"]).enable_thinking is False
+
+
+# ----------------------------------------------------------------------------- prompt format
+
+
+def test_a_system_prompt_goes_first_and_only_once():
+    from pacs.evaluation.backends import with_system_prompt
+
+    user = [{"role": "user", "content": "2+2?"}]
+    assert with_system_prompt(user, None) is user
+    assert with_system_prompt(user, "Think.") == [{"role": "system", "content": "Think."}, *user]
+    with pytest.raises(ValueError, match="has a system turn already"):
+        with_system_prompt(with_system_prompt(user, "a"), "b")
+
+
+def test_a_chat_template_file_replaces_the_tokenizers_and_none_is_refused(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    from pacs.evaluation.backends import use_chat_template
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    use_chat_template(
+        tok, "m", "{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"
+    )
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]
+    assert render_prompt(tok, msgs) == "[system]S[user]Q"
+    tok.chat_template = None
+    with pytest.raises(ValueError, match="m: its tokenizer has no chat template"):
+        use_chat_template(tok, "m", None)

@@ -4,13 +4,14 @@
 import dataclasses
 import json
 import os
+import shlex
 from pathlib import Path
 
 from snakemake.logging import logger
 
 from pacs import layout
-from pacs.config import BASE_RUN, OFFLINE_ENV
-from pacs.evaluation.backends.vllm import engine_cli_args
+from pacs.config import BASE_RUN, OFFLINE_ENV, RELEASED_RUN
+from pacs.evaluation.protocol import generate_cli_args
 from pacs.layout import EMBEDDER, SYNTHETIC
 
 MATRIX = SPEC.matrix
@@ -22,6 +23,7 @@ THREADS = SPEC.threads_per_job
 EVAL = SPEC.eval
 DATA = SPEC.data
 MODELS = list(SPEC.models)
+RELEASED = dict(EVAL.released)  # Table 1's third-party models: evaluated, never trained
 BENCHMARKS = list(DATA.benchmarks)
 DIVERSITY_BENCHMARKS = list(DATA.diversity_benchmarks)
 # Software environment of every rule (the cluster env; the tiny profile runs in .venv without
@@ -53,6 +55,9 @@ def hub_downloads() -> dict:
         for name, model in SPEC.models.items():
             if not model.path:
                 found[name] = {"repo_id": model.source, "revision": model.revision}
+    for name, model in RELEASED.items():
+        if not model.path:
+            found[name] = {"repo_id": model.hf_id, "revision": model.revision}
     div = SPEC.diversity
     if DIVERSITY_BENCHMARKS and "/" in div.embedder and not Path(div.embedder).is_dir():
         found[EMBEDDER] = {"repo_id": div.embedder, "revision": div.embedder_revision}
@@ -85,8 +90,11 @@ def embedder_arg(wildcards=None) -> str:
 
 
 def model_weights(model) -> str:
-    """Where a paper-scale model's weights are read: its fetched folder, else its source."""
-    return hub_dir(model) if model in HUB else SPEC.models[model].source
+    """Where a paper-scale or released model's weights are read: its fetched folder, else its
+    source."""
+    if model in HUB:
+        return hub_dir(model)
+    return RELEASED[model].source if model in RELEASED else SPEC.models[model].source
 
 
 def model_path_arg(wildcards) -> str:
@@ -128,6 +136,7 @@ EVAL_DIR = eval_dir("{model}", "{run}", "{seed}", "{benchmark}")
 
 def all_passk() -> list[str]:
     files = [f"{eval_dir(m, r, s, b)}/passk.json" for m, r, s in MATRIX.eval_jobs for b in BENCHMARKS]
+    files += [f"{eval_dir(*job)}/passk.json" for job in MATRIX.released_jobs]
     return files + [f"{curve_dir(*job)}/passk.json" for job in MATRIX.curve_jobs]
 
 
@@ -223,6 +232,8 @@ def eval_model_input(wildcards) -> list[str]:
     model, run, seed = job["model"], job["run"], job["seed"]
     if job["kind"] == "curve":
         return [f"{checkpoint_dir(model, run, seed, job['step'])}/config.json"]
+    if run == RELEASED_RUN:
+        return [hub_marker(model)] if model in HUB else []
     if run == BASE_RUN:
         if ENGINE == "tiny":
             return [f"{base_model_dir(model)}/sft_summary.json"]
@@ -236,6 +247,8 @@ def eval_model_arg(wildcards) -> str:
     model, run, seed = job["model"], job["run"], job["seed"]
     if job["kind"] == "curve":
         return checkpoint_dir(model, run, seed, job["step"])
+    if run == RELEASED_RUN:
+        return model_weights(model)
     if run == BASE_RUN:
         return base_model_dir(model) if ENGINE == "tiny" else model_weights(model)
     return f"{train_dir(model, run, seed)}/model"
@@ -245,16 +258,26 @@ def eval_model_arg(wildcards) -> str:
 
 
 def generate_args(wildcards=None, n=None) -> str:
-    args = (
-        f"--backend {EVAL.backend} --n {n or EVAL.n_samples} --temperature {EVAL.temperature} "
-        f"--top-p {EVAL.top_p} --max-new-tokens {EVAL.max_new_tokens} --seed {EVAL.seed}"
-    )
-    if EVAL.limit:
-        args += f" --limit {EVAL.limit}"
-    if EVAL.backend == "vllm":  # engine settings (eval.vllm); unset ones: the platform's default
-        args += f" {engine_cli_args(EVAL.vllm)}".rstrip()
-    # The same chat-template switch as training (verl data.apply_chat_template_kwargs).
-    return args + (" --enable-thinking" if SPEC.prompt.enable_thinking else " --no-enable-thinking")
+    """The profile's evaluation protocol as generate flags (pacs.evaluation.protocol: the same
+    spelling `make eval` uses)."""
+    return generate_cli_args(EVAL, SPEC.prompt.enable_thinking, n)
+
+
+def released_prompt_args(wildcards) -> str:
+    """A released model's documented prompt format as generate flags, with a leading space ("" for
+    every other evaluation, so their commands stay as they were)."""
+    job = tree_job(wildcards.tree)
+    if job["run"] != RELEASED_RUN:
+        return ""
+    model = RELEASED[job["model"]]
+    flags = ""
+    if model.enable_thinking is not None:
+        flags += " --enable-thinking" if model.enable_thinking else " --no-enable-thinking"
+    if model.system_prompt is not None:
+        flags += f" --system-prompt {shlex.quote(model.system_prompt)}"
+    if model.chat_template is not None:
+        flags += f" --chat-template {shlex.quote(model.chat_template)}"
+    return flags
 
 
 def passk_args(wildcards) -> str:

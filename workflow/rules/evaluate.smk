@@ -1,7 +1,9 @@
 # Evaluation: generate -> grade -> pass@k, for every trained model and each base model, on every
-# configured benchmark; at paper scale, checkpoints every eval.curve_every steps too (Fig. 3). One
-# rule per stage serves both: the `tree` wildcard is eval/<model>/<run>/seed<s>/<benchmark> or
-# curve/<model>/<run>/seed<s>/step<k>/<benchmark> (common.smk, tree_job).
+# configured benchmark, and for Table 1's released models (eval.released, run `released`: their
+# hub snapshot, their documented prompt format) on its math benchmarks; at paper scale, checkpoints
+# every eval.curve_every steps too (Fig. 3). One rule per stage serves all: the `tree` wildcard is
+# eval/<model>/<run>/seed<s>/<benchmark> or curve/<model>/<run>/seed<s>/step<k>/<benchmark>
+# (common.smk, tree_job).
 
 
 # Generation is scattered over shards of problems and gathered into samples.jsonl (helpers:
@@ -15,6 +17,7 @@ rule generate:
     params:
         model=eval_model_arg,
         args=tree_generate_args,
+        prompt=released_prompt_args,
         shard=shard_args,
     conda:
         ENV_FILE
@@ -28,7 +31,7 @@ rule generate:
     threads: THREADS
     shell:
         "python -m pacs.evaluation.generate --model {params.model} --benchmark-file {input.benchmark} "
-        "--out {output} {params.args} {params.shard} --threads {threads} > {log} 2>&1"
+        "--out {output} {params.args}{params.prompt} {params.shard} --threads {threads} > {log} 2>&1"
 
 
 rule gather_samples:

@@ -28,7 +28,7 @@ The package, one idea a module (import every name from ``pacs.config``):
 
 from pacs.config.check import main
 from pacs.config.load import load_config, load_profile, parse_profile
-from pacs.config.matrix import BASE_RUN, Matrix
+from pacs.config.matrix import BASE_RUN, RELEASED_RUN, TABLE1_BENCHMARKS, Matrix
 from pacs.config.profile import (
     ABLATIONS,
     RUN_META_KEYS,
@@ -40,6 +40,7 @@ from pacs.config.profile import (
 from pacs.config.sections import (
     ATTN_PACKAGES,
     LOGGING_BACKENDS,
+    SIZE_CLASSES,
     SYNTHETIC_TASK_KEYS,
     VARLEN_ATTN,
     BuildSpec,
@@ -54,6 +55,7 @@ from pacs.config.sections import (
     ModelSpec,
     Name,
     PromptSpec,
+    ReleasedModelSpec,
     SeedsSpec,
     SftSpec,
     ShardSpec,
@@ -70,8 +72,11 @@ __all__ = [
     "BASE_RUN",
     "LOGGING_BACKENDS",
     "OFFLINE_ENV",
+    "RELEASED_RUN",
     "RUN_META_KEYS",
+    "SIZE_CLASSES",
     "SYNTHETIC_TASK_KEYS",
+    "TABLE1_BENCHMARKS",
     "TINY_TRAIN_KEYS",
     "VARLEN_ATTN",
     "VERL_TRAIN_KEYS",
@@ -89,6 +94,7 @@ __all__ = [
     "Name",
     "Profile",
     "PromptSpec",
+    "ReleasedModelSpec",
     "RunSpec",
     "SeedsSpec",
     "SftSpec",

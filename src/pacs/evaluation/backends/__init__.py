@@ -22,6 +22,8 @@ from pacs.evaluation.backends.common import (
     problem_seed,
     prompt_token_ids,
     render_prompt,
+    use_chat_template,
+    with_system_prompt,
 )
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
     "problem_seed",
     "prompt_token_ids",
     "render_prompt",
+    "use_chat_template",
+    "with_system_prompt",
 ]
 
 

@@ -71,3 +71,29 @@ def prompt_token_ids(
 def engine_failures(samples: Sequence[Sample]) -> int:
     """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
     return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
+
+
+def with_system_prompt(messages: list[dict], system_prompt: str | None) -> list[dict]:
+    """``messages`` with a system turn in front (a released model's documented system prompt);
+    unchanged when ``system_prompt`` is None. A prompt that has a system turn already is refused:
+    two system turns would be a prompt no model was trained on."""
+    if system_prompt is None:
+        return messages
+    if any(m.get("role") == "system" for m in messages):
+        raise ValueError("the prompt has a system turn already; --system-prompt would add another")
+    return [{"role": "system", "content": system_prompt}, *messages]
+
+
+def use_chat_template(tokenizer, model: str, template: str | None) -> None:
+    """Give ``tokenizer`` the chat template ``template`` (Jinja text), or check that it has one.
+
+    A tokenizer without a chat template cannot render the benchmark's chat messages: refused,
+    naming the model, rather than letting transformers fall back to a guess."""
+    if template is not None:
+        tokenizer.chat_template = template
+        return
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            f"{model}: its tokenizer has no chat template (tokenizer_config.json / "
+            "chat_template.jinja name none); give one with --chat-template FILE"
+        )

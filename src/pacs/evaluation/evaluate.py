@@ -1,0 +1,453 @@
+"""Any causal LM on a profile's evaluation protocol, or generations made elsewhere: ``make eval``.
+
+``python -m pacs.evaluation.evaluate --model <hub id or folder> [--config configs/paper.yaml]
+[--benchmarks math500,aime24] [--n N] [--temperature T] [--top-p P] [--max-new-tokens M] [--seed S]
+[--limit K] [--backend hf|vllm] [--[no-]enable-thinking] [--system-prompt TEXT] [--chat-template FILE]
+[--name NAME] [--out DIR] [--paper-model NAME]``
+
+``python -m pacs.evaluation.evaluate --generations FILE.jsonl --benchmarks aime24 --name NAME``
+grades generations made elsewhere (schema: docs/formats.md, "Bring your own generations"; checked
+by :mod:`pacs.evaluation.external`).
+
+The protocol (benchmarks, n, temperature, top-p, max tokens, seed, backend, engine settings, thinking
+mode) is the profile's (``eval:``, ``prompt:``, ``data.benchmarks``: what the DAG's generate jobs get,
+spelled by :mod:`pacs.evaluation.protocol`), each flag overriding one. A model listed in the
+profile's ``eval.released`` section gets that entry's documented prompt format (system prompt, chat
+template, thinking mode) and its Table 1 name unless flags say otherwise. Each benchmark runs the
+DAG's own stages in this process: ``pacs.evaluation.generate`` → ``grade`` → ``passk``, into
+``<out>/<benchmark>/{samples,graded}.jsonl, passk.json, passk.csv`` (default ``<out>``:
+``results/<profile>/model_eval/<name>``); the benchmark files are the DAG's
+(``results/<profile>/data/eval/``), prepared by ``pacs.data`` when missing. Then the row
+(:mod:`pacs.report.model_row`): ``<out>/row.md`` and ``row.csv``, printed too.
+
+Resuming. Every file is written to a temporary name and renamed; generation keeps its finished
+chunks (``samples.jsonl.partial``). A rerun with the same settings skips each stage whose output is
+newer than its input and resumes generation. ``<out>/protocol.json`` records the settings: a rerun
+with other settings into the same ``--out`` is refused, naming the settings that differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pacs import layout
+from pacs.config import ConfigError, Profile, load_profile
+from pacs.evaluation.io import FormatError
+from pacs.evaluation.protocol import generate_cli_args
+from pacs.io import write_json
+from pacs.progress import ConsoleBar
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG = Path("configs/paper.yaml")
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+MODEL_FILES = ("config.json",)  # what makes a folder a model (save_pretrained writes it)
+
+
+class EvalError(ValueError):
+    """Bad input to ``make eval``; the message names the argument, file, row or field."""
+
+
+# ----------------------------------------------------------------------------- the inputs
+
+
+def known_benchmarks() -> tuple[str, ...]:
+    from pacs.data.benchmarks import ALL_BENCHMARKS
+
+    return (*ALL_BENCHMARKS, layout.SYNTHETIC)
+
+
+def check_benchmarks(names: Sequence[str]) -> list[str]:
+    """The benchmarks asked for, each one we can prepare and grade; else an error naming it."""
+    known = known_benchmarks()
+    unknown = [b for b in names if b not in known]
+    if unknown:
+        raise EvalError(f"--benchmarks: unknown benchmark(s) {unknown}; known: {', '.join(known)}")
+    if not names:
+        raise EvalError("--benchmarks: none given")
+    return list(dict.fromkeys(names))
+
+
+def check_model(model: str) -> str:
+    """A local model folder (it holds config.json) or a hub id (``owner/name``)."""
+    path = Path(model)
+    if path.exists():
+        if not path.is_dir():
+            raise EvalError(f"--model {model}: a file, not a model folder")
+        missing = [f for f in MODEL_FILES if not (path / f).is_file()]
+        if missing:
+            raise EvalError(
+                f"--model {model}: this folder is not a model: it has no {', '.join(missing)} "
+                "(a folder written by save_pretrained has one)"
+            )
+        return str(path)
+    if not HUB_ID.match(model):
+        raise EvalError(
+            f"--model {model}: neither an existing folder nor a hub id of the form owner/name"
+        )
+    return model
+
+
+def model_name(model: str) -> str:
+    """A folder-safe name for a model: a hub id's ``owner__name``, a folder's own name."""
+    path = Path(model)
+    name = path.resolve().name if path.exists() else model.replace("/", "__")
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def released_entry(spec: Profile, model: str):
+    """The profile's ``eval.released`` entry whose hub id (or path) is ``model``, else None."""
+    for entry in spec.eval.released.values():
+        if model in (entry.hf_id, entry.path):
+            return entry
+    return None
+
+
+# ----------------------------------------------------------------------------- the protocol
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Everything one ``make eval`` run does: model, benchmarks, files, settings."""
+
+    model: str
+    name: str
+    benchmarks: list[str]
+    out: Path
+    data_root: str
+    generate_args: str  # the profile's protocol with the overrides, as generate flags
+    prompt_args: list[str]  # --system-prompt / --chat-template
+    bootstrap: int
+    paper_model: str | None
+    spec: Profile
+
+    def settings(self) -> dict:
+        """What protocol.json records (and a rerun must match)."""
+        return {
+            "model": self.model,
+            "generate_args": self.generate_args,
+            "prompt_args": self.prompt_args,
+            "bootstrap": self.bootstrap,
+        }
+
+
+def eval_spec(spec: Profile, args: argparse.Namespace):
+    """The profile's ``eval:`` with the command line's overrides."""
+    names = ("n_samples", "temperature", "top_p", "max_new_tokens", "seed", "limit", "backend")
+    flags = ("n", "temperature", "top_p", "max_new_tokens", "seed", "limit", "backend")
+    changes = {k: getattr(args, f) for k, f in zip(names, flags) if getattr(args, f) is not None}
+    try:
+        return dataclasses.replace(spec.eval, **changes)
+    except (ValueError, TypeError) as err:
+        raise EvalError(f"the evaluation settings are invalid: {err}") from None
+
+
+def prompt_format(args: argparse.Namespace, entry) -> tuple[bool | None, list[str]]:
+    """Thinking mode and the --system-prompt / --chat-template flags: the command line's, else
+    the released entry's documented format, else the profile's thinking mode and no others."""
+    thinking = args.enable_thinking
+    system = args.system_prompt
+    template = args.chat_template
+    if entry is not None:
+        thinking = entry.enable_thinking if thinking is None else thinking
+        system = entry.system_prompt if system is None else system
+        template = template or (Path(entry.chat_template) if entry.chat_template else None)
+    if template is not None and not Path(template).is_file():
+        raise EvalError(f"--chat-template {template}: no such file")
+    flags = [] if system is None else ["--system-prompt", system]
+    flags += [] if template is None else ["--chat-template", str(template)]
+    return thinking, flags
+
+
+def make_plan(args: argparse.Namespace) -> Plan:
+    """Check every input and decide the settings, before any model is loaded."""
+    spec = _load_spec(args.config)
+    model = check_model(args.model) if args.model else f"generations:{args.generations}"
+    entry = released_entry(spec, args.model) if args.model else None
+    benchmarks = check_benchmarks(args.benchmarks or list(spec.data.benchmarks))
+    thinking, prompt_args = prompt_format(args, entry)
+    if thinking is None and entry is None:
+        thinking = spec.prompt.enable_thinking
+    name = args.name or (model_name(args.model) if args.model else Path(args.generations).stem)
+    out = args.out or Path(layout.results_dir(spec.profile)) / "model_eval" / name
+    paper_model = args.paper_model or (entry.paper_name if entry else None)
+    return Plan(
+        model=model,
+        name=name,
+        benchmarks=benchmarks,
+        out=Path(out),
+        data_root=args.data_root or layout.results_dir(spec.profile),
+        generate_args=generate_cli_args(eval_spec(spec, args), thinking),
+        prompt_args=prompt_args,
+        bootstrap=spec.eval.bootstrap if args.bootstrap is None else args.bootstrap,
+        paper_model=paper_model,
+        spec=spec,
+    )
+
+
+def _load_spec(config: Path) -> Profile:
+    if not Path(config).is_file():
+        raise EvalError(f"--config {config}: no such file")
+    try:
+        return load_profile(config)
+    except ConfigError as err:
+        raise EvalError(str(err)) from None
+
+
+def check_protocol(plan: Plan) -> None:
+    """Refuse an ``--out`` that holds an evaluation made with other settings."""
+    path = plan.out / "protocol.json"
+    settings = plan.settings()
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
+        if diff:
+            raise EvalError(
+                f"{path}: {plan.out} holds an evaluation made with other settings "
+                f"(setting: (old, new)) {diff}; give another --out or delete it"
+            )
+    write_json(path, settings)
+
+
+def check_chat_template(plan: Plan) -> None:
+    """Refuse a model whose tokenizer has no chat template when none is given (before generating)."""
+    if "--chat-template" in plan.prompt_args:
+        return
+    from transformers import AutoTokenizer
+
+    from pacs.evaluation.backends import use_chat_template
+
+    try:
+        tok = AutoTokenizer.from_pretrained(plan.model)
+    except (OSError, ValueError) as err:
+        raise EvalError(f"--model {plan.model}: cannot load its tokenizer: {err}") from None
+    try:
+        use_chat_template(tok, plan.model, None)
+    except ValueError as err:
+        raise EvalError(str(err)) from None
+
+
+# ----------------------------------------------------------------------------- the stages
+
+
+def stale(output: Path, *inputs: Path) -> bool:
+    """True when ``output`` is missing or older than one of ``inputs``."""
+    if not output.is_file():
+        return True
+    return any(output.stat().st_mtime < p.stat().st_mtime for p in inputs)
+
+
+def benchmark_file(plan: Plan, benchmark: str) -> Path:
+    """The DAG's prepared benchmark file, prepared with the profile's data settings if missing."""
+    from pacs.data.cli import main as data_main
+
+    path = Path(layout.benchmark_file(plan.data_root, benchmark))
+    if path.is_file():
+        return path
+    data = plan.spec.data
+    if benchmark == layout.SYNTHETIC:
+        if data.synthetic is None:
+            raise EvalError(f"--benchmarks synthetic: profile {plan.spec.profile} has no task")
+        argv = [
+            "prepare-synthetic",
+            "--out-dir",
+            str(path.parent),
+            *data.synthetic.cli_args().split(),
+        ]
+    else:
+        argv = [
+            "prepare-eval",
+            "--benchmark",
+            benchmark,
+            *data.prepare_eval_args(benchmark).split(),
+        ]
+        argv += ["--out", str(path)]
+    if data_main(argv) != 0:
+        raise EvalError(f"{path}: preparing benchmark {benchmark} failed (message above)")
+    return path
+
+
+def run_benchmark(plan: Plan, benchmark: str, args: argparse.Namespace) -> Path:
+    """generate (or the foreign file's check) → grade → passk for one benchmark; passk.json."""
+    from pacs.evaluation import grade, passk
+
+    bench = benchmark_file(plan, benchmark)
+    folder = plan.out / benchmark
+    folder.mkdir(parents=True, exist_ok=True)
+    samples, graded = folder / "samples.jsonl", folder / "graded.jsonl"
+    if args.generations:
+        from pacs.evaluation.external import convert
+
+        if stale(samples, Path(args.generations), bench):
+            convert(Path(args.generations), bench, samples, limit=_limit(plan))
+    else:
+        _generate(plan, bench, samples, args)
+    if stale(graded, samples):
+        grade.main(
+            ["--samples", str(samples), "--benchmark-file", str(bench), "--out", str(graded)]
+            + ["--workers", str(args.workers)]
+        )
+    out = folder / "passk.json"
+    if stale(out, graded):
+        passk.main(
+            [
+                "--graded",
+                str(graded),
+                "--out-json",
+                str(out),
+                "--out-csv",
+                str(folder / "passk.csv"),
+            ]
+            + ["--benchmark", benchmark, "--model", plan.name, "--run", "model_eval", "--seed", "0"]
+            + ["--bootstrap", str(plan.bootstrap)]
+        )
+    return out
+
+
+def _limit(plan: Plan) -> int | None:
+    match = re.search(r"--limit (\d+)", plan.generate_args)
+    return int(match.group(1)) if match else None
+
+
+def _generate(plan: Plan, bench: Path, samples: Path, args: argparse.Namespace) -> None:
+    from pacs.evaluation import generate
+
+    if not stale(samples, bench):
+        return
+    argv = ["--model", plan.model, "--benchmark-file", str(bench), "--out", str(samples)]
+    argv += plan.generate_args.split() + plan.prompt_args
+    argv += ["--threads", str(args.threads or plan.spec.threads_per_job)]  # as the DAG's jobs
+    argv += [] if args.device is None else ["--device", args.device]
+    generate.main(argv)
+
+
+# ----------------------------------------------------------------------------- the row
+
+
+def write_row(plan: Plan, passk_files: list[Path]) -> str:
+    """``row.csv`` and ``row.md`` from the passk.json files; returns the markdown."""
+    from pacs.io import atomic_open
+    from pacs.report.model_row import (
+        display_rows,
+        paper_model_of,
+        records_frame,
+        row_records,
+    )
+    from pacs.report.paper import load_paper_numbers
+    from pacs.report.render import frame_to_markdown
+
+    paper = load_paper_numbers()
+    paper_model = plan.paper_model or paper_model_of(plan.model, paper)
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in passk_files]
+    records = row_records(docs, paper, model=plan.name, label=plan.name, paper_model=paper_model)
+    with atomic_open(plan.out / "row.csv") as fh:
+        records_frame(records).to_csv(fh, index=False, lineterminator="\n")
+    text = "\n".join(
+        [
+            f"# {plan.name} on the `{plan.spec.profile}` protocol",
+            "",
+            f"Model: `{plan.model}`; generate flags: `{plan.generate_args}`"
+            + (f" {plan.prompt_args}" if plan.prompt_args else ""),
+            "",
+            frame_to_markdown(display_rows(records)),
+            "",
+        ]
+    )
+    with atomic_open(plan.out / "row.md") as fh:
+        fh.write(text)
+    return text
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m pacs.evaluation.evaluate",
+        description="Evaluate any causal LM (or grade generations made elsewhere) on a profile's "
+        "evaluation protocol, and print its Table-1-style row beside the paper's numbers.",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model", help="a hub id (owner/name) or a local model folder")
+    what.add_argument(
+        "--generations", type=Path, help="a JSONL of generations made elsewhere (docs/formats.md)"
+    )
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the profile (protocol)")
+    p.add_argument(
+        "--benchmarks",
+        type=lambda s: [b for b in s.split(",") if b],
+        default=None,
+        help="comma-separated (default: the profile's data.benchmarks)",
+    )
+    p.add_argument("--name", default=None, help="the row's name (default: from --model)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="default results/<profile>/model_eval/<name>"
+    )
+    p.add_argument("--data-root", default=None, help="results folder of the benchmark files")
+    p.add_argument("--paper-model", default=None, help="the paper's Table 1 row to compare with")
+    _protocol_arguments(p)
+    p.add_argument("--bootstrap", type=int, default=None, help="CI resamples (default: profile)")
+    p.add_argument("--workers", type=int, default=2, help="grader processes")
+    p.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: threads_per_job)"
+    )
+    p.add_argument("--device", default=None, help="hf: cpu | cuda[:i]")
+    args = p.parse_args(argv)
+    if args.generations and args.benchmarks is not None and len(args.benchmarks) != 1:
+        p.error("--generations grades one benchmark: give exactly one in --benchmarks")
+    if args.generations and args.benchmarks is None:
+        p.error("--generations needs --benchmarks <the benchmark the file answers>")
+    return args
+
+
+def _protocol_arguments(p: argparse.ArgumentParser) -> None:
+    """Overrides of the profile's protocol (unset: the profile's value)."""
+    p.add_argument("--n", type=int, default=None, help="samples per problem")
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--top-p", type=float, default=None)
+    p.add_argument("--max-new-tokens", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--limit", type=int, default=None, help="only the first K problems")
+    p.add_argument("--backend", choices=("hf", "vllm"), default=None)
+    p.add_argument("--enable-thinking", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--system-prompt", default=None, help="a system turn before every prompt")
+    p.add_argument("--chat-template", type=Path, default=None, help="a Jinja chat-template file")
+
+
+def run(args: argparse.Namespace) -> str:
+    plan = make_plan(args)
+    if args.model:
+        check_chat_template(plan)
+    plan.out.mkdir(parents=True, exist_ok=True)
+    check_protocol(plan)
+    files = []
+    bar = ConsoleBar(total=len(plan.benchmarks), unit="benchmark", desc=f"eval {plan.name}")
+    for benchmark in plan.benchmarks:
+        bar.set_postfix_str(benchmark)
+        files.append(run_benchmark(plan, benchmark, args))
+        bar.update(1)
+    bar.close()
+    return write_row(plan, files)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        text = run(args)
+    except (EvalError, FormatError, FileNotFoundError) as err:
+        print(f"pacs.evaluation.evaluate: error: {err}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
