@@ -142,6 +142,10 @@ fetch: setup
 ## partition/account, GPUs/CPUs per node, disk, code sandbox) in the ACTIVE environment
 ## (`conda activate pacs`), not .venv. The DAG runs it again as the first job on a compute node.
 preflight:
+	@PATH='$(CALLER_PATH)' python -c 'import pacs' 2>/dev/null || { \
+	  py=$$(PATH='$(CALLER_PATH)' command -v python || echo "python (none on the PATH)"); \
+	  echo "make preflight: $$py has no pacs. It runs in the paper env:" \
+	    "conda env create -f environment.yml; conda activate pacs; make gpu-env" >&2; exit 2; }
 	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
 
 ## verl 0.9.1's own trainer (PACSTrainerSync) on the tiny model (pacs.verl_plugin.launch.smoke): build, 2 steps,

@@ -274,3 +274,58 @@ def test_the_profiles_network_interface_reaches_the_training_job_and_its_preflig
     ).stdout
     train = [x for x in out.splitlines() if "pacs.verl_plugin.launch.train" in x]
     assert train and all("Shell command: RAY_NETWORK_INTERFACE=lo python -m" in x for x in train)
+
+
+def test_no_gpu_in_a_job_says_whether_slurm_granted_none_or_torch_cannot_see_them(
+    tmp_path, monkeypatch
+):
+    """Not "resize the profile" when torch sees 0 GPUs: resizing helps with neither case."""
+    profile = preflight.read_profile(_profile(tmp_path))  # 8 GPUs, 96 CPUs per node
+    monkeypatch.setattr(preflight, "job_node", lambda: (0, 96))
+    import torch
+
+    none = preflight.resource_check(profile, env={"SLURM_JOB_ID": "7"})
+    assert not none.ok and "SLURM granted this job no GPU (none of SLURM_JOB_GPUS" in none.detail
+    assert "resizing the request does not help" in none.fix
+    granted = {"SLURM_JOB_ID": "7", "SLURM_JOB_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"}
+    hidden = preflight.resource_check(profile, env=granted)
+    assert not hidden.ok
+    assert (
+        "SLURM granted GPUs (SLURM_JOB_GPUS=0,1, CUDA_VISIBLE_DEVICES=0,1) but torch sees none"
+        in (hidden.detail)
+    )
+    assert (
+        f"CUDA {torch.version.cuda}" if torch.version.cuda else "CPU-only torch"
+    ) in hidden.detail
+    assert "nvidia-smi" in hidden.fix and "make gpu-env" in hidden.fix
+    nodev = preflight.resource_check(
+        profile, env={"SLURM_JOB_ID": "7", "CUDA_VISIBLE_DEVICES": "NoDevFiles"}
+    )
+    assert "granted this job no GPU" in nodev.detail
+    monkeypatch.setattr(preflight, "job_node", lambda: (4, 96))  # some GPUs: the request is too big
+    fewer = preflight.resource_check(profile, env=granted)
+    assert not fewer.ok and "gres / cpus_per_task" in fewer.fix
+
+
+def test_make_preflight_outside_the_env_says_which_env(tmp_path):
+    """`make preflight` runs in the caller's env (conda activate pacs): where that python has no
+    pacs, it says so, naming the python, instead of a bare ModuleNotFoundError."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = bin_dir / "python"  # the base interpreter of this venv: no pacs installed
+    python.write_text(f'#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -I "$@"\n')
+    python.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run(
+        ["make", "-s", "preflight"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "No module named" not in result.stderr
+    assert f"make preflight: {python} has no pacs" in result.stderr, result.stderr
+    assert "conda activate pacs" in result.stderr and "make gpu-env" in result.stderr

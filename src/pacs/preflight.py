@@ -49,6 +49,7 @@ from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_pro
 from pacs.io import atomic_open
 from pacs.methods import traits
 from pacs.verl_plugin.cluster.slurm import NETWORK_ENV, interface_ipv4
+from pacs.verl_plugin.launch.devices import no_gpu_diagnosis
 
 PINNED = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
 CKPT_BYTES_PER_PARAM = 16  # fp32 weights (4) + Adam m and v (8) + fp32 gradient-sized extras (4)
@@ -227,10 +228,22 @@ def sinfo_node(partition: str, run=subprocess.run) -> tuple[int, int] | None:
     return best if out.strip() else None
 
 
+def in_job_check(want: tuple[int, int], have: tuple[int, int], env) -> Check:
+    """``node_check`` inside a SLURM job; with no GPU seen, it says whether SLURM granted none or
+    granted GPUs torch cannot see (resizing the profile helps with neither)."""
+    check = node_check(want, have, f"SLURM job {env['SLURM_JOB_ID']}")
+    if check.ok or have[0] > 0 or want[0] == 0:
+        return check
+    import torch
+
+    what, fix = no_gpu_diagnosis(env, torch.version.cuda)
+    return Check(check.name, False, f"{check.detail}: {what}", fix)
+
+
 def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
     want = train_request(profile)
     if env.get("SLURM_JOB_ID"):
-        return node_check(want, job_node(), f"SLURM job {env['SLURM_JOB_ID']}")
+        return in_job_check(want, job_node(), env)
     partition = str((profile.get("default-resources") or {}).get("slurm_partition", ""))
     have = sinfo_node(partition, run)
     if have is None:

@@ -17,6 +17,43 @@ CPU_RAY_SLOTS_BASE = 12
 FP32 = "{param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}"
 
 
+# Where SLURM says which GPUs it granted a job (or its step); "NoDevFiles" and "" grant none.
+GPU_GRANT_VARS = (
+    "SLURM_JOB_GPUS",
+    "SLURM_STEP_GPUS",
+    "SLURM_GPUS_ON_NODE",
+    "SLURM_GPUS",
+    "SLURM_GPUS_PER_NODE",
+    "CUDA_VISIBLE_DEVICES",
+)
+
+
+def granted_gpus(env) -> dict[str, str]:
+    """The GPU grants SLURM left in a job's environment (``GPU_GRANT_VARS`` that are set)."""
+    return {k: env[k] for k in GPU_GRANT_VARS if env.get(k) not in (None, "", "NoDevFiles")}
+
+
+def no_gpu_diagnosis(env, torch_cuda: str | None) -> tuple[str, str]:
+    """(what, fix) when torch sees no GPU inside a SLURM job: SLURM granted none, or it granted
+    some that torch cannot see (``torch_cuda``: ``torch.version.cuda``, None for a CPU build)."""
+    grants = granted_gpus(env)
+    if not grants:
+        fix = (
+            "the job's request gave it none: check that the profile's "
+            "set-resources.train_verl gres asks for GPUs and that the partition's nodes offer "
+            "them as GRES (sinfo -o '%P %N %G'); resizing the request does not help"
+        )
+        return f"SLURM granted this job no GPU (none of {', '.join(GPU_GRANT_VARS)} is set)", fix
+    shown = ", ".join(f"{k}={v}" for k, v in grants.items())
+    build = f"torch built for CUDA {torch_cuda}" if torch_cuda else "a CPU-only torch build"
+    fix = (
+        "the GPUs are there but unusable from this env: a CPU-only torch or a driver older than "
+        "its CUDA (nvidia-smi on the node; python -c 'import torch; print(torch.version.cuda, "
+        "torch.cuda.is_available())'); install the env from the lock (make gpu-env)"
+    )
+    return f"SLURM granted GPUs ({shown}) but torch sees none ({build})", fix
+
+
 def resolve_device(device: str) -> str:
     if device not in DEVICES:
         raise ValueError(f"--device must be one of {DEVICES}, got {device!r}")
