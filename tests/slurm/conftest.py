@@ -1,6 +1,7 @@
 """A real SLURM cluster on this machine for the tests in this folder (tools/local_slurm.sh):
 one slurmctld, nodes n1 and n2 (96 CPUs, 8 fake H200 GPUs each), no accounting. Needs root and
-Debian's slurm-wlm + munge, which it installs with apt-get when they are missing."""
+Debian's slurm-wlm + munge, which it installs with apt-get when they are missing, saying so first;
+PACS_NO_APT=1 skips these tests instead."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "local_slurm.sh"
 BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "squeue")
+NO_APT = "PACS_NO_APT"  # =1: never apt-get install; skip these tests when SLURM is missing
+INSTALL_NOTICE = (
+    "tests/slurm: SLURM is not installed here; installing Debian's slurm-wlm and munge now "
+    "(tools/local_slurm.sh install: apt-get update; apt-get install --no-install-recommends "
+    f"slurm-wlm munge; they stay installed). {NO_APT}=1 skips these tests instead."
+)
 
 
 def pytest_configure(config):
@@ -49,16 +56,29 @@ def etc_digest() -> dict[str, str]:
     return out
 
 
-def _host_problem() -> str | None:
-    """Why this machine cannot host the cluster, or None; installs the packages when it can."""
+def _announce(config, text: str) -> None:
+    """``text`` on the terminal now, past pytest's output capture."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        sys.stderr.write(f"\n{text}\n")
+        sys.stderr.flush()
+
+
+def _host_problem(config) -> str | None:
+    """Why this machine cannot host the cluster, or None; installs the packages when it can
+    (saying so first), unless PACS_NO_APT=1."""
     if not sys.platform.startswith("linux"):
         return "a local SLURM cluster needs Linux"
     if os.geteuid() != 0:
         return "a local SLURM cluster needs root (slurmd starts job steps as the submitting user)"
-    if all(shutil.which(b) for b in BINARIES):
+    missing = [b for b in BINARIES if not shutil.which(b)]
+    if not missing:
         return None
+    if os.environ.get(NO_APT) == "1":
+        return f"{NO_APT}=1: SLURM is not installed ({', '.join(missing)} missing) and apt-get may not install it"
     if not shutil.which("apt-get"):
         return f"slurm-wlm/munge are not installed and there is no apt-get to install them ({BINARIES})"
+    _announce(config, INSTALL_NOTICE)
     result = subprocess.run(
         ["bash", str(SCRIPT), "install"], capture_output=True, text=True, timeout=900, check=False
     )
@@ -70,9 +90,9 @@ def _host_problem() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
+def slurm_cluster(tmp_path_factory, pytestconfig):
     """SLURM_CONF of a running two-node cluster; afterwards: its processes gone, /etc unchanged."""
-    problem = _host_problem()
+    problem = _host_problem(pytestconfig)
     if problem:
         pytest.skip(problem)
     etc_before = etc_digest()
