@@ -3,6 +3,7 @@
 #   snakemake --profile slurm        paper profile (configs/paper.yaml) on a SLURM GPU cluster
 #   snakemake --cores 2 --configfile configs/smoke.yaml    the CI-sized run
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import min_version, update_config
 
 from pacs import layout
@@ -45,8 +46,8 @@ include: "workflow/rules/shards.smk"
 
 # Paper scale through the SLURM executors (src/pacs/slurm_profile.py): the jobstep plugin's srun
 # keeps SLURM_CONF; on a cluster without accounting, job states come from squeue (or we stop and
-# say what to set).
-from pacs.slurm_profile import check_status_command, keep_slurm_config_in_jobsteps
+# say what to set); a job that waits for a reason other than its turn is named in the log.
+from pacs.slurm_profile import PendingWatch, check_status_command, keep_slurm_config_in_jobsteps
 
 if workflow.remote_exec:
     keep_slurm_config_in_jobsteps()
@@ -55,6 +56,8 @@ if workflow.remote_exec:
 onstart:
     if getattr(workflow.executor_plugin, "cli_prefix", None) == "slurm":
         check_status_command(workflow.executor_settings)
+        # a job that cannot start (a dead node...) is named with squeue's pending reason
+        PendingWatch(os.getcwd(), logger.warning).start()
 
 
 wildcard_constraints:

@@ -12,6 +12,10 @@ workflow (the Snakefile calls these; no plugin is patched on disk):
   Such a cluster needs the executor's ``squeue`` status command, and a ``MinJobAge`` long enough
   that squeue still lists a job when the executor next asks (its status checks can be 180 s
   apart). We switch to squeue when that holds and refuse to start, saying what to set, when not.
+
+And two things the workflow asks of the profile: ``active_resources`` (what the DAG's preflight
+checks: the resources this Snakemake submits with) and ``PendingWatch`` (a job that cannot start,
+e.g. on a dead node, is named in Snakemake's log with the scheduler's pending reason).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -147,3 +152,79 @@ def active_resources(resource_settings) -> dict:
             continue
         out["set-resources"][rule] = {n: resource_value(given[n]) for n in names if n in given}
     return out
+
+
+# ------------------------------------------------------------------ why a job still waits
+
+# Pending reasons that need nobody's action: the job's turn, free resources, its start time or a
+# dependency. Any other (a down or drained node, a partition or account limit) is shown.
+ROUTINE_PENDING = frozenset(
+    {"None", "Priority", "Resources", "BeginTime", "Dependency", "JobArrayTaskLimit"}
+)
+PENDING_POLL_S = 60.0
+
+
+def pending_jobs(workdir: str, run: Runner = subprocess.run) -> dict[str, tuple[str, str]]:
+    """job id -> (comment, reason) of this user's pending jobs submitted from ``workdir``, as
+    ``squeue`` gives them (%k: the SLURM executor puts the rule there; %r: why it waits)."""
+    result = run(
+        ["squeue", "--me", "-h", "-t", "PENDING", "-o", "%i|%k|%r|%Z"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    here = os.path.realpath(workdir)
+    jobs = {}
+    for line in result.stdout.splitlines():
+        parts = line.split("|")
+        if len(parts) == 4 and os.path.realpath(parts[3]) == here:
+            jobs[parts[0]] = (parts[1], parts[2])
+    return jobs
+
+
+def pending_hint(job: str, reason: str) -> str:
+    if "ReqNodeNotAvail" in reason or "NodeDown" in reason:
+        return f"a node it needs is down or drained: `sinfo -R` says why, `scontrol show job {job}` which"
+    return f"`scontrol show job {job}` says more"
+
+
+class PendingWatch:
+    """While Snakemake waits for its SLURM jobs it says nothing about one that cannot start: this
+    logs, once per job and reason, why a job of this workflow is still pending when the reason
+    is not routine (``ROUTINE_PENDING``), every ``poll_s`` seconds in a daemon thread."""
+
+    def __init__(
+        self, workdir: str, log: Callable[[str], None], run: Runner = subprocess.run
+    ) -> None:
+        self.workdir, self.log, self.run = workdir, log, run
+        self.seen: dict[str, str] = {}
+        self.stopped = threading.Event()
+
+    def check(self) -> list[str]:
+        """Log (and return) what changed since the last check."""
+        lines = []
+        for job, (comment, reason) in pending_jobs(self.workdir, self.run).items():
+            if self.seen.get(job) == reason:
+                continue
+            self.seen[job] = reason
+            if reason.split(",")[0] not in ROUTINE_PENDING:
+                lines.append(
+                    f"SLURM job {job} ({comment}) is pending: {reason} "
+                    f"(squeue -j {job} -o %r); {pending_hint(job, reason)}"
+                )
+        for line in lines:
+            self.log(line)
+        return lines
+
+    def start(self, poll_s: float = PENDING_POLL_S) -> threading.Thread:
+        def loop() -> None:
+            while not self.stopped.wait(poll_s):
+                try:
+                    self.check()
+                except (OSError, subprocess.SubprocessError) as err:  # squeue gone: keep quiet
+                    self.log(f"pending-reason watch: squeue failed ({err}); stopped")
+                    return
+
+        thread = threading.Thread(target=loop, name="pacs-pending-watch", daemon=True)
+        thread.start()
+        return thread
