@@ -324,6 +324,7 @@ SIZE_CLASSES = {  # size class -> (parameters in billions, GPUs of one generate 
     "7b": (7.6, 1),
     "8b": (8.2, 1),
     "14b": (14.8, 1),
+    "32b": (32.8, 1),  # bf16 weights ~66 GB: one H200 (141 GB) leaves ~60 GB of KV cache at 0.9
 }
 
 
@@ -339,8 +340,10 @@ class ReleasedModelSpec:
     prompt_source: Str
     """Where its prompt format is documented (the model card's address)."""
     size_class: Literal[tuple(SIZE_CLASSES)]
-    """Parameter class; every class here fits one generate job's GPU at TP 1 (bf16 weights of
-    at most ~30 GB on an H200), so the SLURM resources of ``generate`` serve all of them."""
+    """Parameter class (:data:`SIZE_CLASSES`); every class here fits one generate job's H200 at
+    TP 1, so the SLURM resources of ``generate`` serve all of them. The shards are planned at
+    ``eval.shard.tokens_per_s`` (an 8B's): a larger model generates slower, so give its
+    generate jobs a longer runtime or lower ``tokens_per_s`` (docs/paper_scale.md)."""
     revision: Str | None = None
     """Hub commit fetched; null only with ``unpinned`` saying why."""
     unpinned: Str | None = None

@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pacs.config import load_profile
+from pacs.config import RELEASED_RUN, load_profile
 from pacs.evaluation.io import FormatError
 
 from .claims import write_claims
@@ -16,6 +16,8 @@ from .context import ReportContext
 from .loaders import GLOBS, load_results
 from .outputs import OutputLog
 from .paper import PAPER_CSV, load_paper_numbers
+from .released import write_released
+from .runs import write_runs
 from .tables import write_tables
 
 
@@ -52,6 +54,8 @@ def build_report(
     )
     log = OutputLog(Path(out))
     write_tables(ctx, log)
+    write_runs(ctx, log)  # every run: steps done, the step the tables report, time, provenance
+    write_released(ctx, log)  # Table 1's open models (eval.released), evaluated by the DAG
     write_claims(ctx, log, figures=figures)  # only for configs with a claims: block
     if figures:
         from .figures import write_figures  # matplotlib/seaborn only when figures are wanted
@@ -66,7 +70,7 @@ def build_report(
             f"pass@k of {len(missing)} evaluation(s) the experiment matrix expects ({shown})",
             "no passk.json under the results folder",
         )
-    for run in ctx.unknown_runs:
+    for run in (r for r in ctx.unknown_runs if r != RELEASED_RUN):  # released: its own table
         log.skip(f"results of run {run!r}", "the config has no such run (its meaning is unknown)")
     log.remove_stale()
     log.write_readme(readme_header(ctx, res))

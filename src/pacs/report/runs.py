@@ -1,0 +1,204 @@
+"""The runs table (``tables/table_runs.{csv,md,tex}``): for every training run of the profile, and
+each base model, what was run and what the tables report.
+
+Per run: method, model (and its weights' source), seed, steps planned and done, the checkpoint step
+the tables report, wall time, GPU-hours where known, the commit of the code that trained it and the
+run's config fingerprint (:mod:`pacs.fingerprint`). Sources, all under ``train/<model>/<run>/seed<k>/``:
+``metrics.jsonl`` (steps done: its last ``step``; wall time: the sum of ``time_total``, which covers
+every resumed launch), ``summary.json`` (written last: the run finished; the tiny engine's holds
+``fingerprint``; ``commit`` where the trainer recorded one; a verl run's ``command`` holds
+``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time × nodes × GPUs per node)
+and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint).
+
+The step the tables report: every table and figure but Fig. 3 evaluates a run's final policy,
+``model/``, saved at its last step (the paper reports its runs after App. C's 120 / 320 steps); a
+run without ``summary.json`` has no ``model/`` and is not evaluated. Fig. 3 evaluates the
+checkpoints every ``eval.curve_every`` steps (verl) or the in-loop held-out pass@1 (tiny).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pacs import layout
+from pacs.config import BASE_RUN
+
+from .context import ReportContext
+from .outputs import OutputLog
+from .render import Section, TableDoc
+
+VERL_FINGERPRINT = "checkpoints/pacs_fingerprint.json"  # pacs.verl_plugin.launch.resume
+RUNS_CSV_COLUMNS = [
+    "model",
+    "model_source",
+    "run",
+    "label",
+    "method",
+    "seed",
+    "steps_planned",
+    "steps_done",
+    "finished",
+    "table_step",
+    "wall_time_h",
+    "gpus",
+    "gpu_hours",
+    "commit",
+    "fingerprint",
+]
+
+
+def _read_json(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err})") from None
+
+
+def _gpus(summary: dict | None) -> int | None:
+    """Nodes × GPUs per node of a verl run, read from its command; None for the tiny engine."""
+    command = (summary or {}).get("command")
+    text = " ".join(command) if isinstance(command, list) else str(command or "")
+    nodes = re.search(r"trainer\.nnodes=(\d+)", text)
+    per_node = re.search(r"trainer\.n_gpus_per_node=(\d+)", text)
+    return int(nodes.group(1)) * int(per_node.group(1)) if nodes and per_node else None
+
+
+def _fingerprint(folder: Path, summary: dict | None) -> str | None:
+    if summary and summary.get("fingerprint"):
+        return str(summary["fingerprint"])
+    stored = _read_json(folder / VERL_FINGERPRINT)
+    return str(stored["sha256"]) if stored and stored.get("sha256") else None
+
+
+def _planned(ctx: ReportContext, model: str) -> int | None:
+    spec = ctx.spec
+    return spec.train.steps if spec.engine == "tiny" else spec.models[model].steps
+
+
+def _source(ctx: ReportContext, model: str) -> str:
+    entry = ctx.spec.models.get(model)
+    if entry is None:
+        return ""
+    if entry.path or entry.hf_id:
+        return str(entry.path or entry.hf_id) + (f"@{entry.revision}" if entry.revision else "")
+    return "built locally (tiny, pacs.tiny.build + SFT)"
+
+
+def run_record(ctx: ReportContext, model: str, run: str, seed: int) -> dict[str, Any]:
+    """One row of the runs table (see the module doc for where each value comes from)."""
+    folder = Path(layout.train_dir(ctx.results_path, model, run, seed))
+    summary = _read_json(folder / "summary.json")
+    m = ctx.results.metrics
+    m = m[(m["model"] == model) & (m["run"] == run) & (m["seed"] == seed)]
+    done = int(m["step"].max()) if len(m) else None
+    wall_h = (
+        float(m["time_total"].sum()) / 3600 if len(m) and m["time_total"].notna().any() else None
+    )
+    gpus = _gpus(summary)
+    info = ctx.runs.get(run)
+    return {
+        "model": model,
+        "model_source": _source(ctx, model),
+        "run": run,
+        "label": info.label if info else run,
+        "method": info.method if info else "",
+        "seed": seed,
+        "steps_planned": _planned(ctx, model),
+        "steps_done": done,
+        "finished": summary is not None,
+        "table_step": done if summary is not None else None,
+        "wall_time_h": wall_h,
+        "gpus": gpus,
+        "gpu_hours": wall_h * gpus if wall_h is not None and gpus else None,
+        "commit": (summary or {}).get("commit"),
+        "fingerprint": _fingerprint(folder, summary),
+    }
+
+
+def base_record(ctx: ReportContext, model: str) -> dict[str, Any]:
+    """The base model: evaluated as it is (tiny: after its SFT warm-up), step 0 of RL."""
+    rec = dict.fromkeys(RUNS_CSV_COLUMNS)
+    rec.update(model=model, model_source=_source(ctx, model), run=BASE_RUN, label="Base")
+    rec.update(method="base", seed=0, steps_planned=0, steps_done=0, finished=True, table_step=0)
+    return rec
+
+
+def _text(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _display(records: list[dict]) -> pd.DataFrame:
+    rows = []
+    for r in records:
+        step = _text(r["table_step"]) if r["finished"] else "not evaluated (unfinished)"
+        rows.append(
+            {
+                "Run": f"{r['label']} ({r['method']})",
+                "model": r["model"],
+                "seed": r["seed"],
+                "steps done / planned": f"{_text(r['steps_done'])} / {_text(r['steps_planned'])}",
+                "tables report step": step,
+                "wall time (h)": _text(r["wall_time_h"], 3),
+                "GPU-hours": _text(r["gpu_hours"], 1) if r["gpus"] else "– (no GPU count)",
+                "commit": _text(r["commit"])[:12] if r["commit"] else "not recorded",
+                "fingerprint": _text(r["fingerprint"])[:12] if r["fingerprint"] else "–",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def table_runs(ctx: ReportContext) -> TableDoc:
+    """Every base model and every run of the matrix (and any other run found under train/)."""
+    jobs = list(ctx.matrix.train_jobs)
+    found = ctx.results.metrics.loc[:, ["model", "run", "seed"]].drop_duplicates()
+    jobs += [
+        (m, r, int(s))
+        for m, r, s in found.itertuples(index=False)
+        if (m, r, int(s)) not in jobs and r in ctx.runs
+    ]
+    records = [base_record(ctx, m) for m in ctx.spec.models]
+    records += [run_record(ctx, m, r, s) for m, r, s in jobs]
+    notes = [
+        (
+            "Tables report each run's final policy (train/<model>/<run>/seed<k>/model/, saved at its "
+            "last step: 'tables report step'), as the paper reports its runs after App. C's 120 / 320 "
+            "steps; Fig. 3 alone evaluates intermediate checkpoints."
+        ),
+        (
+            "Wall time: the sum of the run's per-step time_total (metrics.jsonl), over every resumed "
+            "launch; GPU-hours = wall time × the nodes × GPUs per node of its verl command (the tiny "
+            "engine runs on a CPU). Fingerprint: sha256 of the settings that decide what is trained "
+            "(docs/formats.md, 'Resuming and the run fingerprint'); commit: the trainer's record, "
+            "'not recorded' where the run's summary.json names none."
+        ),
+    ]
+    return TableDoc(
+        "table_runs",
+        "Runs: what was trained and which step the tables report",
+        "One row per base model and training run; '–' = not known.",
+        [Section("", _display(records))],
+        pd.DataFrame(records, columns=RUNS_CSV_COLUMNS),
+        notes,
+        "Every run: method, model, seed, steps done, the step the tables report, wall time, "
+        "GPU-hours, commit and config fingerprint",
+    )
+
+
+def write_runs(ctx: ReportContext, log: OutputLog) -> None:
+    """The runs table, once any run has left a metrics.jsonl or summary.json."""
+    summaries = Path(ctx.results_path).glob(layout.train_dir("", "*", "*", "*") + "/summary.json")
+    if ctx.results.metrics.empty and next(summaries, None) is None:
+        log.skip("runs table (table_runs)", "no training run has metrics.jsonl or summary.json")
+        return
+    log.write_table(table_runs(ctx))

@@ -1,0 +1,52 @@
+"""The runs table (pacs.report.runs): every base model and training run with its steps, the step
+the tables report, wall time, GPU-hours, commit and fingerprint, from the run folders' files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from pacs.report import build_report
+
+
+def _summary(folder, **extra) -> None:
+    (folder / "summary.json").write_text(json.dumps({"steps": 10, **extra}))
+
+
+def test_every_run_has_a_row_with_its_steps_time_and_provenance(
+    tiny_config, fake_results, tmp_path
+):
+    pacs0 = fake_results / "train" / "tiny" / "pacs" / "seed0"
+    _summary(pacs0, fingerprint="f" * 64, commit="c0ffee" + "0" * 34)
+    grpo1 = fake_results / "train" / "tiny" / "grpo" / "seed1"
+    _summary(
+        grpo1, command="python3 -m verl.trainer.main_ppo trainer.nnodes=2 trainer.n_gpus_per_node=8"
+    )
+    out = tmp_path / "report"
+    build_report(tiny_config, fake_results, out, figures=False)
+    table = pd.read_csv(out / "tables" / "table_runs.csv")
+    assert len(table) == 1 + 9  # the base model, then 3 main runs x 2 seeds + 3 ablations x 1
+    base = table[table.run == "base"].iloc[0]
+    assert base.table_step == 0 and base.finished
+    row = table[(table.run == "pacs") & (table.seed == 0)].iloc[0]
+    assert (row.steps_done, row.steps_planned, row.table_step) == (10, 10, 10)
+    assert row.fingerprint == "f" * 64 and row.commit.startswith("c0ffee") and row.finished
+    rows = (pacs0 / "metrics.jsonl").read_text().splitlines()
+    expected_h = sum(json.loads(r)["time_total"] for r in rows) / 3600
+    assert row.wall_time_h == pytest.approx(expected_h)
+    assert pd.isna(row.gpu_hours)  # the tiny engine: no GPUs
+    gpu = table[(table.run == "grpo") & (table.seed == 1)].iloc[0]
+    assert gpu.gpus == 16 and gpu.gpu_hours == pytest.approx(16 * gpu.wall_time_h)
+    unfinished = table[(table.run == "ppo") & (table.seed == 0)].iloc[0]
+    assert not unfinished.finished and pd.isna(unfinished.table_step)
+    md = (out / "tables" / "table_runs.md").read_text()
+    assert "not evaluated (unfinished)" in md and "not recorded" in md
+    assert "final policy" in md
+
+
+def test_a_broken_summary_is_named(tiny_config, fake_results, tmp_path):
+    (fake_results / "train" / "tiny" / "pacs" / "seed0" / "summary.json").write_text("{oops")
+    with pytest.raises(ValueError, match=r"pacs/seed0/summary.json: not valid JSON"):
+        build_report(tiny_config, fake_results, tmp_path / "report", figures=False)
