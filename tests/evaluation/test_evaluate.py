@@ -240,3 +240,22 @@ def _row_of(doc: dict) -> list[dict]:
     from pacs.report.paper import load_paper_numbers
 
     return row_records([doc], load_paper_numbers(), model="m", label="m", paper_model=None)
+
+
+def test_make_eval_gives_generate_the_dags_flags(workflow_copy, tiny_model_dir):
+    """The smoke DAG's generate command carries exactly make eval's protocol flags (both spelled by
+    pacs.evaluation.protocol), so the DAG and make eval sample alike (the slow test runs both)."""
+    dag = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1"]
+        + ["--configfile", "configs/smoke.yaml", "--", DAG_PASSK],
+        cwd=workflow_copy, env=ENV, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert dag.returncode == 0, dag.stderr[-3000:]
+    (command,) = [c for c in dag.stdout.splitlines() if "pacs.evaluation.generate" in c]
+    plan = evaluate.make_plan(
+        evaluate.parse_args(["--model", str(tiny_model_dir), "--config", str(SMOKE)])
+    )
+    assert (
+        f"--out results/smoke/eval/tiny/base/seed0/synthetic/shards/0.jsonl {plan.generate_args} "
+        in command
+    )

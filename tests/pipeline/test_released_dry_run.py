@@ -108,3 +108,22 @@ def test_released_models_come_from_their_snapshot_with_their_prompt(dry_run):
                 assert "--system-prompt" not in argv
             else:
                 assert argv[argv.index("--system-prompt") + 1] == model.system_prompt
+
+
+def test_a_released_key_may_not_name_one_of_our_models(workflow_copy, tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    cfg["eval"]["released"] = {
+        "tiny": {"paper_name": "LIMO", "hf_id": "GAIR/LIMO", "unpinned": "test",
+                 "prompt_source": "https://example.org", "size_class": "32b"},
+    }  # fmt: skip
+    bad = tmp_path / "clash.yaml"
+    bad.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(bad)],
+        cwd=workflow_copy, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "eval.released and models share the keys ['tiny']" in result.stdout + result.stderr

@@ -24,6 +24,8 @@ EVAL = SPEC.eval
 DATA = SPEC.data
 MODELS = list(SPEC.models)
 RELEASED = dict(EVAL.released)  # Table 1's third-party models: evaluated, never trained
+if set(RELEASED) & set(MODELS):  # both name folders under eval/<model>/ and hub/<model>/
+    raise WorkflowError(f"eval.released and models share the keys {sorted(set(RELEASED) & set(MODELS))}")
 BENCHMARKS = list(DATA.benchmarks)
 DIVERSITY_BENCHMARKS = list(DATA.diversity_benchmarks)
 # Software environment of every rule (the cluster env; the tiny profile runs in .venv without
