@@ -82,3 +82,24 @@ def test_long_lists_of_differences_are_cut_and_counted(n):
     else:
         assert lines[:-1] == [f"k{i:02d}: 0 -> 1" for i in range(MAX_LISTED)]
         assert lines[-1] == "... and 3 more"
+
+
+def test_code_commit_names_the_checkout_and_its_edits(tmp_path):
+    import subprocess
+
+    from pacs.fingerprint import code_commit
+
+    assert code_commit(tmp_path) is None  # not a git checkout
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "f.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "f.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert code_commit(repo) == head
+    (repo / "f.py").write_text("x = 2\n")
+    assert code_commit(repo) == head + "+edits"

@@ -106,3 +106,24 @@ def differences(stored: dict[str, Any] | None, current: dict[str, Any]) -> list[
     if len(lines) > MAX_LISTED:
         lines = lines[:MAX_LISTED] + [f"... and {len(lines) - MAX_LISTED} more"]
     return lines
+
+
+def code_commit(where: str | Path | None = None) -> str | None:
+    """The git commit of the code at ``where`` (default: this package), ``+edits`` appended when
+    tracked files differ from it; None outside a git checkout (an installed copy). A trainer
+    writes it into ``summary.json`` (``commit``), which the report's runs table shows."""
+    import subprocess
+
+    folder = str(where or Path(__file__).parent)
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", folder, *args], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        edited = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+edits" if edited else "")

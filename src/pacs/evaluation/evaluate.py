@@ -333,6 +333,7 @@ def _generate(plan: Plan, bench: Path, samples: Path, args: argparse.Namespace) 
 
 def write_row(plan: Plan, passk_files: list[Path]) -> str:
     """``row.csv`` and ``row.md`` from the passk.json files; returns the markdown."""
+    from pacs.fingerprint import code_commit
     from pacs.io import atomic_open
     from pacs.report.model_row import (
         display_rows,
@@ -354,7 +355,8 @@ def write_row(plan: Plan, passk_files: list[Path]) -> str:
             f"# {plan.name} on the `{plan.spec.profile}` protocol",
             "",
             f"Model: `{plan.model}`; generate flags: `{plan.generate_args}`"
-            + (f" {plan.prompt_args}" if plan.prompt_args else ""),
+            + (f" {plan.prompt_args}" if plan.prompt_args else "")
+            + f"; code: {code_commit() or 'outside git'}.",
             "",
             frame_to_markdown(display_rows(records)),
             "",
