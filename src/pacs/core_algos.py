@@ -1,4 +1,4 @@
-"""The pure math of PACS and its baselines (GRPO, Dr.GRPO, PPO).
+"""The pure math of PACS and its baselines (GRPO, Dr.GRPO, PPO, DAPO, REAL).
 
 Torch only: no I/O, no config reading, no verl. Both engines (the tiny CPU loop and the verl
 plugin) call these functions, so the numbers they produce mean the same thing.
@@ -295,20 +295,26 @@ def ppo_policy_loss(
     clip_ratio: float = 0.2,
     clip_ratio_c: float | None = None,
     loss_agg_mode: str = "token-mean",
+    clip_ratio_low: float | None = None,
+    clip_ratio_high: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Clipped surrogate: max(−A·ρ, −A·clip(ρ, 1−ε, 1+ε)), optionally dual-clipped.
+    """Clipped surrogate: max(−A·ρ, −A·clip(ρ, 1−ε_low, 1+ε_high)), optionally dual-clipped.
 
-    logp, old_logp, advantages, mask: [B, T]. ``clip_ratio_c`` (> 1) enables dual-clip PPO: for
-    A < 0 the loss is capped at −A·c. Returns (loss, stats: clipfrac, ppo_kl).
+    logp, old_logp, advantages, mask: [B, T]. ε_low and ε_high default to ``clip_ratio`` (PPO's
+    symmetric clip); DAPO's clip-higher sets ε_high > ε_low (verl's ``clip_ratio_low/high``).
+    ``clip_ratio_c`` (> 1) enables dual-clip PPO: for A < 0 the loss is capped at −A·c.
+    Returns (loss, stats: clipfrac, ppo_kl).
     """
     _check_same_shape(logp=logp, old_logp=old_logp, advantages=advantages, mask=mask)
     _check_no_nan(logp=logp, old_logp=old_logp, advantages=advantages)
     if clip_ratio_c is not None and clip_ratio_c <= 1.0:
         raise ValueError(f"clip_ratio_c must be > 1 for dual-clip PPO, got {clip_ratio_c}")
+    low = clip_ratio if clip_ratio_low is None else clip_ratio_low
+    high = clip_ratio if clip_ratio_high is None else clip_ratio_high
     log_ratio = (logp - old_logp).clamp(-20.0, 20.0)  # as verl: keeps exp() finite
     ratio = torch.exp(log_ratio)
     unclipped = -advantages * ratio
-    clipped = -advantages * ratio.clamp(1 - clip_ratio, 1 + clip_ratio)
+    clipped = -advantages * ratio.clamp(1 - low, 1 + high)
     losses = torch.maximum(unclipped, clipped)
     if clip_ratio_c is not None:
         losses = torch.where(
@@ -319,6 +325,105 @@ def ppo_policy_loss(
         stats = {
             "clipfrac": masked_mean((clipped > unclipped).float(), mask).item(),
             "ppo_kl": masked_mean(-log_ratio, mask).item(),
+        }
+    return loss, stats
+
+
+# --------------------------------------------------------------------------------------------
+# DAPO pieces (Yu et al. 2025, arXiv 2503.14476): dynamic sampling's group filter, overlong penalty
+# --------------------------------------------------------------------------------------------
+
+
+def mixed_groups(labels: torch.Tensor, group_size: int) -> torch.Tensor:
+    """[B] labels (binarised at 0.5), contiguous groups -> [G] bool: the group holds both labels
+    (DAPO's dynamic sampling keeps these; REAL drops the others)."""
+    _check_1d("labels", labels)
+    groups = _check_group_size(labels.shape[0], group_size)
+    n_pos = (labels >= 0.5).reshape(groups, group_size).sum(dim=1)
+    return (n_pos > 0) & (n_pos < group_size)
+
+
+def overlong_penalty(lengths: torch.Tensor, max_len: int, buffer_len: int, factor: float = 1.0):
+    """DAPO's soft overlong punishment (eq. 13), added to the verifier's reward.
+
+    lengths: [B] response lengths in tokens. With L = ``max_len`` and the buffer ``buffer_len``:
+    0 for |y| ≤ L − buffer, ((L − buffer) − |y|) / buffer · factor inside the buffer, −factor
+    beyond L. Returns [B] float32.
+    """
+    _check_1d("lengths", lengths)
+    if not 0 < buffer_len <= max_len:
+        raise ValueError(f"need 0 < buffer_len <= max_len, got {buffer_len} and {max_len}")
+    lengths = lengths.to(torch.float32)
+    expected = max_len - buffer_len
+    inside = (expected - lengths) / buffer_len * factor
+    return torch.where(lengths <= expected, torch.zeros_like(lengths), inside.clamp(min=-factor))
+
+
+# --------------------------------------------------------------------------------------------
+# REAL (Zhai et al., arXiv 2602.05630): rewards as labels, anchored log-sum-exp per group
+# --------------------------------------------------------------------------------------------
+
+
+def length_normalised_log_ratio(
+    logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """[B, T] -> [B]: s_i = Σ_t m_it (logp_it − ref_logp_it) / Σ_t m_it (0 for an empty row)."""
+    _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
+    m = mask.to(logp.dtype)
+    return ((logp - ref_logp) * m).sum(-1) / m.sum(-1).clamp(min=1)
+
+
+def real_loss(
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    mask: torch.Tensor,
+    labels: torch.Tensor,
+    group_size: int,
+    tau: float = 0.5,
+    reduction: str = "mean",
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The REAL loss: each group's anchored log-sum-exp over its responses' scores.
+
+    logp, ref_logp, mask: [B, T]; labels: [B] in {0, 1}; contiguous groups of ``group_size``.
+    s_i = length-normalised log-ratio (:func:`length_normalised_log_ratio`) / τ. A group holding
+    both labels (P its correct, N its wrong responses) contributes
+
+        L_g = log(1 + Σ_{j∈N} e^{s_j}) + log(1 + Σ_{i∈P} e^{−s_i})
+
+    (the "1" is the anchor logit 0); an all-correct or all-wrong group contributes 0 but is still
+    counted. ``reduction``: "mean" → Σ_g L_g / G over all G groups (the authors' code and
+    ms-swift); "sum" → Σ_g L_g. Returns (loss, stats: score_mean, pos_score_mean,
+    neg_score_mean, mixed_frac).
+    """
+    if logp.dim() != 2:
+        raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
+    _check_1d("labels", labels)
+    if labels.shape[0] != logp.shape[0]:
+        raise ValueError(
+            f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}"
+        )
+    _check_no_nan(logp=logp, ref_logp=ref_logp, labels=labels)
+    if tau <= 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"unknown reduction {reduction!r}")
+    groups = _check_group_size(logp.shape[0], group_size)
+    scores = length_normalised_log_ratio(logp, ref_logp, mask) / tau
+    g = scores.reshape(groups, group_size)
+    pos = (labels >= 0.5).reshape(groups, group_size)
+    keep = mixed_groups(labels, group_size)
+    anchor = torch.zeros(groups, 1, dtype=g.dtype, device=g.device)
+    neg_term = torch.logsumexp(torch.cat([g.masked_fill(pos, -torch.inf), anchor], 1), dim=1)
+    pos_term = torch.logsumexp(torch.cat([(-g).masked_fill(~pos, -torch.inf), anchor], 1), dim=1)
+    per_group = torch.where(keep, neg_term + pos_term, torch.zeros_like(neg_term))
+    loss = per_group.sum() / (groups if reduction == "mean" else 1)
+    with torch.no_grad():
+        flat_pos = pos.reshape(-1)
+        stats = {
+            "score_mean": scores.mean().item(),
+            "pos_score_mean": scores[flat_pos].mean().item() if flat_pos.any() else 0.0,
+            "neg_score_mean": scores[~flat_pos].mean().item() if (~flat_pos).any() else 0.0,
+            "mixed_frac": keep.float().mean().item(),
         }
     return loss, stats
 

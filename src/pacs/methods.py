@@ -253,7 +253,71 @@ class PpoSpec:
         return None
 
 
-METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec)
+@spec
+class DapoSpec:
+    """DAPO baseline (Yu et al. 2025, arXiv 2503.14476; not in the PACS paper): GRPO's advantage
+    with clip-higher, token-mean aggregation, dynamic sampling and an optional overlong penalty."""
+
+    TRAITS: ClassVar[MethodTraits] = MethodTraits(
+        label="DAPO",
+        objective="policy_gradient",
+        loss_title="GRPO / PPO / DAPO: clipped surrogate",
+        claims_baseline=True,
+        in_paper=False,
+    )
+    name: Literal["dapo"] = "dapo"
+    clip_ratio_low: PositiveFloat = 0.2
+    """ε_low of the clip range [1 − ε_low, 1 + ε_high] (DAPO §3.1, 'clip-higher': 0.2)."""
+    clip_ratio_high: PositiveFloat = 0.28
+    """ε_high (DAPO §3.1: 0.28), above ε_low so low-probability tokens can rise."""
+    loss_agg_mode: Literal[LOSS_AGG_MODES] = "token-mean"
+    """DAPO §3.3's token-level policy-gradient loss (verl's ``token-mean``)."""
+    dynamic_sampling: Bool = True
+    """DAPO §3.2: sample until the batch holds ``train.prompts_per_step`` groups that are neither
+    all-correct nor all-wrong (verl: ``algorithm.filter_groups``)."""
+    max_gen_rounds: PositiveInt = 3
+    """Cap on generation rounds per step (verl recipe's ``max_num_gen_batches``; 3 is ours, for
+    a CPU budget): at the cap the batch is topped up with homogeneous groups (zero advantage)
+    and the step logs ``ds_cap_hit = 1`` (tiny engine; verl 0.9.1 has no such cap)."""
+    overlong_buffer: PositiveInt | None = None
+    """DAPO §3.4's soft overlong punishment: the last ``overlong_buffer`` tokens before the
+    response limit cost up to ``overlong_penalty`` reward, linearly; null turns it off."""
+    overlong_penalty: PositiveFloat = 1.0
+    """The penalty at the response limit (DAPO: 1.0)."""
+
+    @property
+    def reference(self) -> RefSchedule | None:
+        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
+        return None
+
+
+@spec
+class RealSpec:
+    """REAL, 'rewards as labels' (Zhai et al., arXiv 2602.05630v2; not in the PACS paper): per
+    group, an anchored log-sum-exp over the length-normalised log-ratios of the correct and the
+    wrong responses (docs/design.md §2.11)."""
+
+    TRAITS: ClassVar[MethodTraits] = MethodTraits(
+        label="REAL",
+        objective="classification",
+        loss_title="REAL: anchored log-sum-exp",
+        needs_whole_groups=True,
+        claims_baseline=True,
+        in_paper=False,
+    )
+    name: Literal["real"] = "real"
+    tau: PositiveFloat = 0.5
+    """Temperature τ dividing the length-normalised log-ratio: the authors' scripts
+    (``actor.tau=0.5``) and ms-swift's ``real_tau`` default 0.5."""
+
+    @property
+    def reference(self) -> RefSchedule:
+        """The log-ratio is to the rollout policy (the authors' ``old_log_prob``): reset every
+        step, so one update per rollout makes τ a pure gradient scale (docs/design.md §2.8)."""
+        return RefSchedule()
+
+
+METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec, DapoSpec, RealSpec)
 """Every method, in the order tables list them. A new method is appended here."""
 
 MethodSpec = Union[METHOD_SPECS]  # noqa: UP007  (a tuple of classes has no `|` spelling)

@@ -148,7 +148,7 @@ def test_the_issue_cases_fail_at_load():
             lambda c: c["method_defaults"].update(ppo=[1]),
             "method_defaults.ppo: expected a mapping of knobs",
         ),
-        (lambda c: c["runs"].update(x=3), "runs.x: needs `method` (one of pacs, grpo, ppo)"),
+        (lambda c: c["runs"].update(x=3), "runs.x: needs `method` (one of pacs, grpo, ppo, dapo, real)"),
         (lambda c: c.pop("eval"), "eval: Field required"),
     ],
 )
@@ -162,7 +162,8 @@ def test_one_update_per_rollout_is_refused_for_pacs_runs_that_reset_every_step()
     cfg = smoke()
     cfg["train"]["mini_batches"] = 1
     lines = problems(cfg)
-    pacs_runs = [n for n, r in cfg["runs"].items() if r["method"] == "pacs"]
+    # PACS and REAL: a log-ratio to the rollout policy (their spec's ``reference``)
+    pacs_runs = [n for n, r in cfg["runs"].items() if r["method"] in ("pacs", "real")]
     assert len(lines) == len(pacs_runs) and all("docs/design.md §2.8" in line for line in lines)
     cfg["runs"] = {
         "p": {"method": "pacs", "ref": "periodic", "ref_reset_every": 3},
@@ -180,6 +181,7 @@ def test_engine_specific_keys():
     paper["runs"]["soft"] = {"method": "pacs", "soft_labels": True}
     assert problems(paper, "p.yaml") == [
         "p.yaml: runs.pacs: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8",
+        "p.yaml: runs.real: REAL keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8",
         *[
             f"p.yaml: runs.{r}: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8"
             for r in (

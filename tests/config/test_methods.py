@@ -79,7 +79,7 @@ def test_every_mode_a_spec_accepts_is_one_the_math_runs():
         core_algos.agg_loss(torch.ones(4, 3), mask, "sum")
     with pytest.raises(ValueError):
         m.PacsSpec(score="dapo")
-    assert m.METHOD_NAMES == ("pacs", "grpo", "ppo")
+    assert m.METHOD_NAMES == ("pacs", "grpo", "ppo", "dapo", "real")
     assert m.spec_class("ppo") is m.PpoSpec and m.spec_keys(m.GrpoSpec) == (
         "loss_agg_mode",
         "clip_ratio",
@@ -163,3 +163,5 @@ def test_every_method_states_its_traits():
     assert m.methods_with(is_subject=True) == ("pacs",)
     assert m.methods_with(has_critic=True) == ("ppo",)
     assert m.methods_with(entropy_baseline=True) == ("grpo",)
+    assert m.methods_with(in_paper=False) == ("dapo", "real")
+    assert m.methods_with(needs_whole_groups=True) == ("pacs", "real")

@@ -28,6 +28,9 @@ METHOD_MATRIX = {
     "grpo_token_mean": ("grpo", {"loss_agg_mode": "token-mean"}),
     "grpo_seq_norm": ("grpo", {"loss_agg_mode": "seq-mean-token-sum-norm"}),
     "ppo": ("ppo", {}),
+    "dapo": ("dapo", {}),
+    "dapo_overlong": ("dapo", {"overlong_buffer": 8, "dynamic_sampling": False}),
+    "real": ("real", {}),
 }
 
 

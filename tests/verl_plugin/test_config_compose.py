@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pacs.config import load_config, parse_profile
+from pacs.methods import traits
 from pacs.tiny.build import CHAT_TEMPLATE, build_tokenizer
 from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
@@ -47,6 +48,7 @@ PACS_KNOBS = {  # run -> (beta, score, use_weight)
     "pacs_beta2": (2.0, "rloo", True),
 }
 BASELINES = {"grpo": "grpo", "ppo": "gae"}
+NOT_IN_PAPER = {"dapo", "real"}  # configs/paper.yaml only: later baselines (docs/design.md §2.11)
 # Every run on the first model; every model on the main PACS run (only steps and weights differ).
 CASES = [
     (path, run, next(iter(load_config(path)["models"])))
@@ -61,8 +63,9 @@ CASES += [
 
 
 def test_every_expected_run_is_configured():
-    for path in PAPER_CONFIGS:
-        assert set(load_config(path)["runs"]) == set(PACS_KNOBS) | set(BASELINES), path.name
+    paper, v1 = (set(load_config(path)["runs"]) for path in PAPER_CONFIGS)
+    assert paper == set(PACS_KNOBS) | set(BASELINES) | NOT_IN_PAPER
+    assert v1 == set(PACS_KNOBS) | set(BASELINES)
 
 
 def _overrides(cfg, run_name, model, tmp_path: Path) -> list[str]:
@@ -100,7 +103,7 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
     assert actor.use_kl_loss is False and c.algorithm.use_kl_in_reward is False
     assert c.trainer.total_training_steps == exp["steps"][model]
     assert c.trainer.resume_mode == "auto"
-    if method == "pacs":
+    if traits(method).needs_whole_groups:
         # force_group_size = n makes verl count the micro-batch in groups: 1 group of 8 responses.
         assert actor.ppo_micro_batch_size_per_gpu * rollout.n == exp["micro"]
         assert c.trainer.v1.trainer_mode == "pacs_sync"
@@ -109,7 +112,24 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
         assert c.trainer.v1.trainer_mode == "sync"
 
 
+def _check_not_in_paper(c, run_name: str) -> None:
+    """DAPO: verl's own clip-higher, token-mean and group filter; REAL: our loss on the labels."""
+    actor = c.actor_rollout_ref.actor
+    if run_name == "dapo":
+        assert c.algorithm.adv_estimator == "grpo" and actor.policy_loss.loss_mode == "vanilla"
+        assert (actor.clip_ratio_low, actor.clip_ratio_high) == (0.2, 0.28)
+        assert actor.loss_agg_mode == "token-mean"
+        assert c.algorithm.filter_groups.enable is True
+        assert c.algorithm.filter_groups.metric == "score"
+        return
+    assert c.algorithm.adv_estimator == "pacs" and actor.policy_loss.loss_mode == "real"
+    assert actor.policy_loss.tau == 0.5 and c.algorithm.pacs.use_weight is False
+
+
 def _check_method(c, run_name: str) -> None:
+    if run_name in NOT_IN_PAPER:
+        _check_not_in_paper(c, run_name)
+        return
     if run_name in BASELINES:
         assert c.algorithm.adv_estimator == BASELINES[run_name]
         assert c.actor_rollout_ref.actor.policy_loss.loss_mode == "vanilla"
@@ -136,7 +156,7 @@ def test_overrides_compose_and_validate(
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
-    from pacs.verl_plugin.loss import PACSPolicyLossConfig
+    from pacs.verl_plugin.loss import PACSPolicyLossConfig, REALPolicyLossConfig
     from pacs.verl_plugin.trainer import check_pacs_config
 
     cfg = load_config(config_path)
@@ -162,6 +182,9 @@ def test_overrides_compose_and_validate(
             actor.policy_loss.score,
             actor.policy_loss.use_weight,
         ) == PACS_KNOBS[run_name]
+    if method == "real":
+        assert isinstance(actor.policy_loss, REALPolicyLossConfig)
+        assert actor.policy_loss.spec().tau == 0.5
 
 
 def test_token_mean_is_offered_for_baselines(compose, tmp_path):
@@ -390,3 +413,39 @@ def test_paper_decides_thinking_mode_explicitly(compose, tmp_path):
     assert cfg["prompt"]["enable_thinking"] is True  # Qwen3 thinking mode (configs/paper.yaml)
     c = compose(_overrides(cfg, "grpo", "qwen3_4b", tmp_path))
     assert c.data.apply_chat_template_kwargs == {"enable_thinking": True}
+
+
+def test_dapo_overlong_penalty_uses_verls_dapo_reward_manager(compose, tmp_path):
+    cfg = load_config(PAPER_CONFIGS[0])
+    cfg["runs"]["dapo_overlong"] = {"method": "dapo", "overlong_buffer": 4096, "ablation": "main"}
+    c = compose(_overrides(cfg, "dapo_overlong", "qwen3_4b", tmp_path))
+    assert c.reward.reward_manager.name == "dapo"
+    kw = c.reward.reward_kwargs
+    assert kw.max_resp_len == 8192 and kw.overlong_buffer_cfg.len == 4096
+    assert kw.overlong_buffer_cfg.enable is True and kw.overlong_buffer_cfg.penalty_factor == 1.0
+
+
+def test_real_needs_unweighted_labels(compose, tmp_path):
+    from pacs.verl_plugin.trainer import check_pacs_config
+
+    cfg = load_config(PAPER_CONFIGS[0])
+    c = compose(_overrides(cfg, "real", "qwen3_4b", tmp_path) + ["algorithm.pacs.use_weight=true"])
+    with pytest.raises(ValueError, match="use_weight=False"):
+        check_pacs_config(c)
+
+
+def test_loss_agg_mode_override_is_refused_for_a_group_loss(tmp_path):
+    cfg = load_config(PAPER_CONFIGS[0])
+    profile = parse_profile(cfg)
+    paths = RunPaths("/d/t.parquet", "/d/t.parquet", tmp_path)
+    with pytest.raises(ValueError, match="REAL loss is one term per response or group"):
+        build_overrides(
+            profile,
+            profile.run("real"),
+            "qwen3_4b",
+            0,
+            paths,
+            ClusterShape(1, 8),
+            "/l",
+            "token-mean",
+        )

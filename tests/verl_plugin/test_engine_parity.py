@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pacs.config import Profile, load_config, parse_profile
-from pacs.methods import GrpoSpec, PacsSpec, PpoSpec
+from pacs.methods import DapoSpec, GrpoSpec, PacsSpec, PpoSpec, RealSpec
 from pacs.tiny import train as tt
 from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
 
@@ -140,6 +140,16 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
         assert (c.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is not None) == (
             spec.reference.needs_model
         )
+    elif isinstance(spec, RealSpec):
+        assert actor.policy_loss.spec() == spec and use_weight_from_config(c.algorithm) is False
+        assert tiny_resets(settings) == verl_resets(c.algorithm) == []
+    elif isinstance(spec, DapoSpec):
+        assert actor.loss_agg_mode == spec.loss_agg_mode
+        assert (actor.clip_ratio_low, actor.clip_ratio_high) == (
+            spec.clip_ratio_low,
+            spec.clip_ratio_high,
+        )
+        assert bool(c.algorithm.filter_groups.enable) is spec.dynamic_sampling
     else:
         assert isinstance(spec, (GrpoSpec, PpoSpec))
         assert actor.loss_agg_mode == spec.loss_agg_mode

@@ -209,3 +209,57 @@ def test_weights_that_do_not_match_the_groups_are_refused():
         )
     # the driver's own order passes, also with advantages stored in bf16
     compute_policy_loss_pacs(old, logp, adv.bfloat16().float(), mask, config=_actor_config())
+
+
+# ------------------------------------------------------------------ REAL
+
+
+def _real_config(tau=0.5):
+    from verl.workers.config import FSDPActorConfig
+
+    from pacs.verl_plugin.loss import REALPolicyLossConfig
+
+    return FSDPActorConfig(
+        strategy="fsdp2",
+        rollout_n=N,
+        ppo_micro_batch_size_per_gpu=1,
+        policy_loss=REALPolicyLossConfig(loss_mode="real", tau=tau),
+    )
+
+
+def _unweighted(batch):
+    logp, old, mask, rewards, _ = batch
+    uids = [f"u{i // N}" for i in range(len(rewards))]
+    return logp, old, mask, rewards, signed_class_weights(rewards, uids, False).unsqueeze(-1) * mask
+
+
+@pytest.mark.parametrize("tau,dp_size", [(0.5, 1), (1.0, 2)])
+def test_real_through_ppo_loss_equals_real_loss(tau, dp_size):
+    """Two micro-batches (or two ranks) of whole groups: their summed (averaged) loss and
+    gradients are core_algos.real_loss on the whole mini-batch, Σ_g L_g / #groups."""
+    from pacs.core_algos import real_loss
+
+    batch = _unweighted(_batch(seed=2))
+    logp, old, mask, rewards, _ = batch
+    config, half = _real_config(tau), GROUPS * N // 2
+    parts = [
+        _verl_loss(config, rows, batch, dp_size=dp_size, global_batch_size=GROUPS * N)
+        for rows in (list(range(half)), list(range(half, 2 * half)))
+    ]
+    leaf = logp.clone().requires_grad_(True)
+    ref_loss, _ = real_loss(leaf, old, mask, rewards, N, tau=tau)
+    ref_loss.backward()
+    total = float(parts[0][0] + parts[1][0]) / dp_size
+    assert total == pytest.approx(float(ref_loss), abs=1e-6)
+    assert torch.allclose(torch.cat([parts[0][1], parts[1][1]]) / dp_size, leaf.grad, atol=1e-6)
+    assert {"actor/real_score_mean", "actor/pacs_mixed_frac"} <= set(parts[0][2])
+
+
+def test_real_refuses_weighted_labels_and_split_groups():
+    batch = _batch()  # class-balanced weights: PACS's advantages, not REAL's
+    with pytest.raises(ValueError, match="carry class weights"):
+        _verl_loss(_real_config(), list(range(N)), batch, global_batch_size=GROUPS * N)
+    with pytest.raises(ValueError, match="not a whole number of groups"):
+        _verl_loss(_real_config(), list(range(N + 1)), _unweighted(batch), global_batch_size=16)
+    with pytest.raises(ValueError, match="tau"):
+        _real_config(tau=-1.0)

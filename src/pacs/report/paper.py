@@ -21,7 +21,15 @@ import pandas as pd
 
 from pacs.config import RunSpec
 from pacs.evaluation.io import FormatError
-from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_keys
+from pacs.methods import (
+    DapoSpec,
+    GrpoSpec,
+    MethodTable,
+    PacsSpec,
+    PpoSpec,
+    RealSpec,
+    spec_keys,
+)
 
 PAPER_CSV = Path(__file__).with_name("paper_numbers.csv")
 COLUMNS = (
@@ -99,7 +107,13 @@ def _pacs_row(spec: PacsSpec) -> str | None:
 
 PAPER_ROWS = MethodTable(
     "pacs.report.paper.PAPER_ROWS",
-    {PacsSpec: _pacs_row, GrpoSpec: lambda spec: "grpo", PpoSpec: lambda spec: "ppo"},
+    {
+        PacsSpec: _pacs_row,
+        GrpoSpec: lambda spec: "grpo",
+        PpoSpec: lambda spec: "ppo",
+        DapoSpec: lambda spec: None,  # not in the PACS paper (MethodTraits.in_paper)
+        RealSpec: lambda spec: None,  # not in the PACS paper
+    },
 )
 
 

@@ -1,4 +1,4 @@
-"""The tiny RL loop: PACS, GRPO and PPO on CPU, in one readable file (cleanrl / nanochat style).
+"""The tiny RL loop: PACS, GRPO, PPO, DAPO and REAL on CPU, in one readable file (cleanrl style).
 
 Read it top to bottom: :func:`train_step` is one step, in the order it runs:
   1. rollout: take the next ``prompts_per_step`` training prompts and sample ``group_size``
@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import math
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +57,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import AutoTokenizer
 
@@ -63,7 +66,7 @@ from pacs.config import ConfigError, load_profile
 from pacs.evaluation.paths import rollout_path_stats
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
 from pacs.io import read_jsonl, write_json, write_jsonl
-from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec
+from pacs.methods import DapoSpec, GrpoSpec, MethodTable, PacsSpec, PpoSpec, RealSpec
 from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, MetricsLog
 from pacs.progress import ConsoleBar, load_causal_lm
 from pacs.rewards.math import grade_many
@@ -105,20 +108,15 @@ def train_step(
     """Run step ``state.step + 1``; return its metrics row and the per-mini-batch results."""
     step, n = state.step + 1, settings.group_size
     branch = BRANCHES[settings.method]
-    times = [time.perf_counter()]
+    t0 = time.perf_counter()
     branch.start_step(state, settings, step)  # PACS ref: periodic resets the reference here
-    # 1. Rollout: n samples for each of the step's prompts, prompt-major.
-    idx = state.sampler.next(settings.prompts_per_step)
-    prompts = [prompt_ids[i] for i in idx]
-    roll = sample(
-        state.policy, tokenizer, prompts, n, settings.max_new_tokens, settings.temperature
-    )
-    times.append(time.perf_counter())
-    # 2. Reward: verifier scores, and the labels the loss trains on.
-    golds = [rows[i]["answer"] for i in idx for _ in range(n)]
-    scores = torch.tensor(reward_fn(roll.texts, golds), dtype=torch.float32)
+    # 1-2. Rollout and reward: n samples for each of the step's prompts, prompt-major, and their
+    # verifier scores (DAPO's dynamic sampling generates more rounds here).
+    source = Source(state, settings, tokenizer, rows, prompt_ids, reward_fn)
+    got = branch.collect(source, step)
+    idx, roll, scores = got.idx, got.roll, got.scores
     labels = branch.labels(scores, settings)
-    times.append(time.perf_counter())
+    times = [t0, t0 + got.time_generate, t0 + got.time_generate + got.time_reward]
     # 3. What the update compares against: old and reference log-probs, advantages (GRPO/PPO).
     slices = mini_batch_slices(len(scores), settings.mini_batches)
     batch = rollout_quantities(state, settings, roll, slices)
@@ -140,7 +138,51 @@ def train_step(
     times.append(time.perf_counter())
     state.step = step
     paths = path_metrics(roll.texts, scores.tolist(), [rows[i] for i in idx], n)
-    return metrics_row(step, scores, labels, roll, mb_results, times, n, paths), mb_results
+    row = metrics_row(step, scores, labels, roll, mb_results, times, n, paths)
+    return {**row, **got.metrics}, mb_results
+
+
+# ----------------------------------------------------------------------------------------------
+# Collecting a step's groups: one round of generation and grading (DAPO: several, filtered)
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """What generating and grading a round of groups needs."""
+
+    state: State
+    settings: Settings
+    tokenizer: Any
+    rows: Sequence[dict]
+    prompt_ids: Sequence[list[int]]
+    reward_fn: RewardFn
+
+
+@dataclass
+class Collected:
+    """A step's groups: prompts, rollout ([B] rows, prompt-major), [B] verifier scores, the
+    seconds spent generating and grading, and the collection's metrics (DAPO: rounds, cap)."""
+
+    idx: list[int]
+    roll: Rollout
+    scores: torch.Tensor
+    time_generate: float = 0.0
+    time_reward: float = 0.0
+    metrics: dict = dataclasses.field(default_factory=dict)
+
+
+def generate_round(src: Source, k: int) -> Collected:
+    """The next ``k`` training prompts, ``group_size`` samples each, graded by the verifier."""
+    s, n = src.settings, src.settings.group_size
+    t0 = time.perf_counter()
+    idx = src.state.sampler.next(k)
+    prompts = [src.prompt_ids[i] for i in idx]
+    roll = sample(src.state.policy, src.tokenizer, prompts, n, s.max_new_tokens, s.temperature)
+    t1 = time.perf_counter()
+    golds = [src.rows[i]["answer"] for i in idx for _ in range(n)]
+    scores = torch.tensor(src.reward_fn(roll.texts, golds), dtype=torch.float32)
+    return Collected(idx, roll, scores, t1 - t0, time.perf_counter() - t1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -151,6 +193,11 @@ def train_step(
 class Branch:
     """One method's hooks into the step; the defaults do nothing. ``batch`` holds the rollout's
     tensors (``old_logp``, ``ref_logp``, ``labels``, ...) over the whole step."""
+
+    @staticmethod
+    def collect(src: Source, step: int) -> Collected:
+        """The step's groups: one round of ``prompts_per_step`` prompts."""
+        return generate_round(src, src.settings.prompts_per_step)
 
     @staticmethod
     def init(state: State, settings: Settings, base: str | Path) -> None:
@@ -266,9 +313,130 @@ class PpoBranch(GrpoBranch):
         return {**out, **vf_stats}
 
 
+class DapoBranch(GrpoBranch):
+    """GRPO's group advantage with clip-higher and token-mean (DAPO §3.1, §3.3), dynamic
+    sampling (§3.2, :func:`dynamic_sampling`) and the optional overlong penalty (§3.4)."""
+
+    @staticmethod
+    def collect(src: Source, step: int) -> Collected:
+        if not src.settings.method.dynamic_sampling:
+            return Branch.collect(src, step)
+        return dynamic_sampling(src, step)
+
+    @staticmethod
+    def prepare(batch: dict, scores: torch.Tensor, roll: Rollout, settings: Settings) -> None:
+        spec: DapoSpec = settings.method
+        rewards = scores
+        if spec.overlong_buffer is not None:
+            lengths = roll.response_mask.sum(-1)
+            rewards = scores + core_algos.overlong_penalty(
+                lengths, settings.max_new_tokens, spec.overlong_buffer, spec.overlong_penalty
+            )
+        adv = core_algos.grpo_outcome_advantage(rewards, settings.group_size)
+        batch["advantages"] = adv[:, None] * roll.response_mask
+
+    @staticmethod
+    def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
+        spec: DapoSpec = settings.method
+        return core_algos.ppo_policy_loss(
+            logp,
+            batch["old_logp"][s],
+            batch["advantages"][s],
+            mask,
+            loss_agg_mode=spec.loss_agg_mode,
+            clip_ratio_low=spec.clip_ratio_low,
+            clip_ratio_high=spec.clip_ratio_high,
+        )
+
+
+class RealBranch(Branch):
+    @staticmethod
+    def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
+        """Per group, log(1 + Σ_wrong e^{s/τ}) + log(1 + Σ_correct e^{−s/τ}), s the
+        length-normalised log-ratio to the rollout policy; homogeneous groups add 0."""
+        spec: RealSpec = settings.method
+        return core_algos.real_loss(
+            logp,
+            batch["ref_logp"][s],
+            mask,
+            batch["labels"][s],
+            settings.group_size,
+            tau=spec.tau,
+        )
+
+
 BRANCHES: MethodTable[type[Branch]] = MethodTable(
-    "pacs.tiny.train.BRANCHES", {PacsSpec: PacsBranch, GrpoSpec: GrpoBranch, PpoSpec: PpoBranch}
+    "pacs.tiny.train.BRANCHES",
+    {
+        PacsSpec: PacsBranch,
+        GrpoSpec: GrpoBranch,
+        PpoSpec: PpoBranch,
+        DapoSpec: DapoBranch,
+        RealSpec: RealBranch,
+    },
 )
+
+
+# ----------------------------------------------------------------------------------------------
+# DAPO's dynamic sampling
+# ----------------------------------------------------------------------------------------------
+
+
+def dynamic_sampling(src: Source, step: int) -> Collected:
+    """DAPO §3.2: generate rounds of ``prompts_per_step`` prompts until that many groups hold
+    both labels, at most ``max_gen_rounds`` rounds. At the cap the batch is topped up with the
+    earliest homogeneous groups (their GRPO advantage is 0) and the step says so on stderr and
+    in ``ds_cap_hit``. Metrics: ``ds_rounds``, ``ds_generated_groups``, ``ds_mixed_groups``
+    (kept), ``ds_cap_hit``, ``ds_reward_all`` (the mean score of every generated response, where
+    ``reward_mean`` is the kept batch's); the generation time covers every round."""
+    s, n, want = src.settings, src.settings.group_size, src.settings.prompts_per_step
+    mixed, spare, rounds = [], [], []
+    while len(mixed) < want and len(rounds) < s.method.max_gen_rounds:
+        got = generate_round(src, want)
+        rounds.append(got)
+        keep = core_algos.mixed_groups(Branch.labels(got.scores, s), n).tolist()
+        for g, is_mixed in enumerate(keep):
+            (mixed if is_mixed else spare).append((got, g))
+    chosen = (mixed + spare)[:want] if len(mixed) < want else mixed[:want]
+    cap_hit = len(mixed) < want
+    if cap_hit:
+        print(
+            f"step {step}: dynamic sampling hit its cap of {s.method.max_gen_rounds} generation "
+            f"rounds with {len(mixed)}/{want} mixed groups; topped up with "
+            f"{want - len(mixed)} all-correct/all-wrong groups (zero advantage)",
+            file=sys.stderr,
+        )
+    out = merge_groups(chosen, n, src.tokenizer.pad_token_id)
+    out.time_generate = sum(r.time_generate for r in rounds)
+    out.time_reward = sum(r.time_reward for r in rounds)
+    out.metrics = {
+        "ds_rounds": len(rounds),
+        "ds_generated_groups": len(rounds) * want,
+        "ds_mixed_groups": min(len(mixed), want),
+        "ds_cap_hit": int(cap_hit),
+        "ds_reward_all": torch.cat([r.scores for r in rounds]).mean().item(),
+    }
+    return out
+
+
+def merge_groups(chosen: list[tuple[Collected, int]], n: int, pad_id: int) -> Collected:
+    """One rollout from groups of several rounds: prompts left-padded and responses right-padded
+    to the longest (pads masked, so log-probs and positions are unchanged)."""
+    prompt_len = max(c.roll.input_ids.shape[1] - c.roll.response_len for c, _ in chosen)
+    resp_len = max(c.roll.response_len for c, _ in chosen)
+    ids, attn, resp, texts, scores, idx = [], [], [], [], [], []
+    for c, g in chosen:
+        rows = slice(g * n, (g + 1) * n)
+        r, p = c.roll.response_len, c.roll.input_ids.shape[1] - c.roll.response_len
+        pad = (prompt_len - p, resp_len - r)
+        ids.append(F.pad(c.roll.input_ids[rows], pad, value=pad_id))
+        attn.append(F.pad(c.roll.attention_mask[rows], pad, value=0))
+        resp.append(F.pad(c.roll.response_mask[rows], (0, resp_len - r), value=0))
+        texts += c.roll.texts[rows]
+        scores.append(c.scores[rows])
+        idx.append(c.idx[g])
+    roll = Rollout(torch.cat(ids), torch.cat(attn), torch.cat(resp), texts)
+    return Collected(idx, roll, torch.cat(scores))
 
 
 # ----------------------------------------------------------------------------------------------

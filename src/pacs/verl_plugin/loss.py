@@ -1,4 +1,4 @@
-"""The ``pacs`` policy loss (worker side) and its config dataclass.
+"""The ``pacs`` and ``real`` policy losses (worker side) and their config dataclasses.
 
 Select it with (the launcher writes these overrides):
     actor_rollout_ref.actor.policy_loss._target_=pacs.verl_plugin.loss.PACSPolicyLossConfig
@@ -27,11 +27,12 @@ import torch
 from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
-from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss
-from pacs.methods import PacsSpec
+from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss, real_loss
+from pacs.methods import PacsSpec, RealSpec
 
 LOSS_NAME = "pacs"
-LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME,)
+REAL_LOSS_NAME = "real"
+LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME, REAL_LOSS_NAME)
 """Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs."""
 _DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 
@@ -177,4 +178,74 @@ def compute_policy_loss_pacs(
     loss = loss_sum / global_batch * dp_size
     metrics = {f"actor/pacs_{k}": v for k, v in stats.items()}
     metrics["actor/pacs_mixed_frac"] = mixed_group_fraction(labels, group_size)
+    return loss, metrics
+
+
+# ------------------------------------------------------------------------------ REAL
+
+_REAL_DEFAULTS = RealSpec()
+
+
+@dataclass
+class REALPolicyLossConfig(PolicyLossConfig):
+    """verl's ``PolicyLossConfig`` plus REAL's τ (default and validation: :class:`RealSpec`).
+
+    REAL reads the same 0/1 labels as PACS, from the ``pacs`` advantage estimator run with
+    ``algorithm.pacs.use_weight=False`` (every carried weight 1)."""
+
+    loss_mode: str = REAL_LOSS_NAME
+    tau: float = _REAL_DEFAULTS.tau
+
+    def __post_init__(self):
+        try:
+            self.spec()
+        except ValueError as err:
+            raise ValueError(f"actor_rollout_ref.actor.policy_loss: {err}") from err
+
+    def spec(self) -> RealSpec:
+        return RealSpec(tau=float(self.tau))
+
+
+@register_policy_loss(REAL_LOSS_NAME)
+def compute_policy_loss_real(
+    old_log_prob: torch.Tensor,
+    log_prob: torch.Tensor,
+    advantages: torch.Tensor,
+    response_mask: torch.Tensor,
+    loss_agg_mode: str = "token-mean",
+    config: Any = None,
+    rollout_is_weights: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """REAL loss of one micro-batch of whole groups ([B, T] tensors): Σ_g L_g of
+    :func:`pacs.core_algos.real_loss` over the global number of groups (× dp_size, as for
+    PACS), so the micro-batches sum to the authors' Σ_g L_g / #groups of the mini-batch."""
+    if config is None or rollout_is_weights is not None:
+        raise ValueError("real loss needs the actor config and no rollout importance weights")
+    group_size, batch = int(config.rollout_n), log_prob.shape[0]
+    if batch % group_size != 0:
+        raise ValueError(
+            f"real loss got a micro-batch of {batch} responses, not a whole number of groups of "
+            f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
+        )
+    policy_loss = config.policy_loss
+    if not isinstance(policy_loss, REALPolicyLossConfig):
+        raise TypeError(
+            f"real loss needs actor.policy_loss of type {REALPolicyLossConfig.__name__}, got "
+            f"{type(policy_loss).__name__}: set actor_rollout_ref.actor.policy_loss._target_"
+        )
+    labels, weights = decode_signed_weights(advantages, response_mask.bool())
+    check_decoded_weights(labels, weights, group_size, use_weight=False)
+    loss_sum, stats = real_loss(
+        log_prob,
+        old_log_prob,
+        response_mask.bool(),
+        labels,
+        group_size,
+        tau=policy_loss.spec().tau,
+        reduction="sum",
+    )
+    global_batch, dp_size = _global_normaliser(config, batch)
+    loss = loss_sum / (global_batch / group_size) * dp_size
+    metrics = {f"actor/real_{k}": v for k, v in stats.items()}
+    metrics["actor/pacs_mixed_frac"] = stats["mixed_frac"]
     return loss, metrics

@@ -45,7 +45,7 @@ from pacs.verl_plugin.balance import (
     select_complete_groups,
     short_failed_groups,
 )
-from pacs.verl_plugin.loss import LABEL_LOSSES, LOSS_NAME
+from pacs.verl_plugin.loss import LABEL_LOSSES, LOSS_NAME, REAL_LOSS_NAME
 from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
@@ -129,6 +129,11 @@ def check_pacs_config(config: Any) -> None:
             f"{policy_loss.get('loss_mode')!r})"
         )
     uses_pacs_loss = policy_loss.get("loss_mode") == LOSS_NAME
+    driver_weights = (config.algorithm.get("pacs", None) or {}).get("use_weight", True)
+    if policy_loss.get("loss_mode") == REAL_LOSS_NAME and driver_weights:
+        raise ValueError(
+            "the real loss reads labels with weight 1: set algorithm.pacs.use_weight=False"
+        )
     if uses_pacs_loss:
         driver = (config.algorithm.get("pacs", None) or {}).get("use_weight", True)
         worker = policy_loss.get("use_weight", True)

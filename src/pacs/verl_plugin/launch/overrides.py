@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from pacs.config import Profile, RunSpec
-from pacs.methods import GrpoSpec, MethodTable, PacsSpec, PpoSpec, spec_keys, traits
+from pacs.methods import (
+    DapoSpec,
+    GrpoSpec,
+    MethodTable,
+    PacsSpec,
+    PpoSpec,
+    RealSpec,
+    spec_keys,
+    traits,
+)
 from pacs.metrics_log import TENSORBOARD_DIR
 from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
 
@@ -26,6 +35,10 @@ PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
 REWARD_FN_NAME = "compute_score"
 PACS_LOSS_CONFIG = "pacs.verl_plugin.loss.PACSPolicyLossConfig"
+REAL_LOSS_CONFIG = "pacs.verl_plugin.loss.REALPolicyLossConfig"
+# DAPO's group filter reads the verifier's score from reward_extra_info (pacs.rewards.math's
+# compute_score returns {"score", ...}; the dapo reward manager adds its penalty to the reward only).
+DAPO_FILTER_METRIC = "score"
 SUM_NORM = "seq-mean-token-sum-norm"
 TOTAL_EPOCHS = 1000  # the step budget (trainer.total_training_steps) is what ends a run
 
@@ -274,9 +287,53 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
     }
 
 
+def _dapo(spec: DapoSpec, p: Profile, model_key: str) -> dict:
+    """verl 0.9.1's own DAPO pieces: clip_ratio_low/high, token-mean, the v1 replay buffer's
+    group filter (``algorithm.filter_groups`` on the verifier's ``score``; verl 0.9.1 has no cap
+    on generation rounds, it refills until the batch is full) and the ``dapo`` reward manager's
+    overlong buffer."""
+    a = "actor_rollout_ref.actor"
+    items = {
+        "algorithm.adv_estimator": "grpo",
+        "algorithm.norm_adv_by_std_in_grpo": True,
+        f"{a}.policy_loss.loss_mode": "vanilla",
+        f"{a}.loss_agg_mode": spec.loss_agg_mode,
+        f"{a}.clip_ratio": spec.clip_ratio_low,
+        f"{a}.clip_ratio_low": spec.clip_ratio_low,
+        f"{a}.clip_ratio_high": spec.clip_ratio_high,
+    }
+    if spec.loss_agg_mode == SUM_NORM:
+        items[f"{a}.loss_scale_factor"] = p.train.max_new_tokens
+    if spec.dynamic_sampling:
+        items["algorithm.filter_groups.enable"] = True
+        items["algorithm.filter_groups.metric"] = DAPO_FILTER_METRIC
+    if spec.overlong_buffer is not None:
+        kw = "+reward.reward_kwargs"
+        items["reward.reward_manager.name"] = "dapo"
+        items[f"{kw}.max_resp_len"] = p.train.max_new_tokens
+        items[f"{kw}.overlong_buffer_cfg.enable"] = True
+        items[f"{kw}.overlong_buffer_cfg.len"] = spec.overlong_buffer
+        items[f"{kw}.overlong_buffer_cfg.penalty_factor"] = spec.overlong_penalty
+        items[f"{kw}.overlong_buffer_cfg.log"] = False
+    return items
+
+
+def _real(spec: RealSpec, p: Profile, model_key: str) -> dict:
+    """The labels travel as PACS's do (the ``pacs`` estimator with weights 1), groups stay whole
+    (:func:`_whole_groups`), the loss is ours (``pacs.verl_plugin.loss``, ``real``)."""
+    loss = "actor_rollout_ref.actor.policy_loss"
+    return {
+        "algorithm.adv_estimator": "pacs",
+        "+algorithm.pacs.use_weight": False,
+        f"{loss}._target_": REAL_LOSS_CONFIG,
+        f"{loss}.loss_mode": "real",
+        f"+{loss}.tau": spec.tau,
+    }
+
+
 METHOD_OVERRIDES = MethodTable(
     "pacs.verl_plugin.launch.overrides.METHOD_OVERRIDES",
-    {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo},
+    {PacsSpec: _pacs, GrpoSpec: _grpo, PpoSpec: _ppo, DapoSpec: _dapo, RealSpec: _real},
 )
 
 

@@ -236,7 +236,10 @@ def check_plugin_registered() -> None:
     import verl  # noqa: F401  (loads the entry point)
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY, POLICY_LOSS_REGISTRY
 
-    if "pacs" not in POLICY_LOSS_REGISTRY or "pacs" not in ADV_ESTIMATOR_REGISTRY:
+    losses = ("pacs", "real")  # pacs.verl_plugin.loss.LABEL_LOSSES (that module imports torch)
+    if any(name not in POLICY_LOSS_REGISTRY for name in losses) or (
+        "pacs" not in ADV_ESTIMATOR_REGISTRY
+    ):
         import importlib
 
         importlib.import_module(PLUGIN_MODULE)  # raises the error verl swallowed, if any
