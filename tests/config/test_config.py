@@ -148,7 +148,10 @@ def test_the_issue_cases_fail_at_load():
             lambda c: c["method_defaults"].update(ppo=[1]),
             "method_defaults.ppo: expected a mapping of knobs",
         ),
-        (lambda c: c["runs"].update(x=3), "runs.x: needs `method` (one of pacs, grpo, ppo, dapo, real)"),
+        (
+            lambda c: c["runs"].update(x=3),
+            "runs.x: needs `method` (one of pacs, grpo, ppo, dapo, real)",
+        ),
         (lambda c: c.pop("eval"), "eval: Field required"),
     ],
 )
