@@ -8,7 +8,7 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science notebook tensorboard \
+.PHONY: setup test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
         engine-env engine-lock gpu-env gpu-lock
 
 setup: $(VENV)/.installed
@@ -113,6 +113,11 @@ eval: setup
 ## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
 science: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
+
+## The tiny reproduction plus DAPO and REAL (not in the paper; docs/design.md §2.11), deep-merged into
+## the tiny profile: results/tiny and paper_figures/tiny, reusing what `make reproduce` trained.
+baselines: setup
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/default.yaml configs/overlays/baselines.yaml
 
 ## Explore one profile's results: JupyterLab on notebooks/explore_results.ipynb (and TensorBoard).
 ##   make notebook                          # results/tiny

@@ -15,6 +15,7 @@ import torch
 import pacs
 from pacs import core_algos
 from pacs import methods as m
+from pacs.methods import traits
 
 SRC = Path(pacs.__file__).resolve().parent
 
@@ -165,3 +166,22 @@ def test_every_method_states_its_traits():
     assert m.methods_with(entropy_baseline=True) == ("grpo",)
     assert m.methods_with(in_paper=False) == ("dapo", "real")
     assert m.methods_with(needs_whole_groups=True) == ("pacs", "real")
+
+
+def test_the_baselines_overlay_adds_dapo_and_real_to_the_tiny_profile():
+    """`make baselines` deep-merges configs/overlays/baselines.yaml into configs/default.yaml
+    (Snakemake's update_config): the tiny profile with every method in its main comparison."""
+    from snakemake.utils import update_config
+
+    from pacs.config import load_config, parse_profile
+
+    cfg = load_config(ROOT / "configs" / "default.yaml")
+    update_config(cfg, load_config(ROOT / "configs" / "overlays" / "baselines.yaml"))
+    profile = parse_profile(cfg)
+    assert profile.profile == "tiny"
+    main = [r.method.name for r in profile.runs.values() if r.ablation == "main"]
+    assert main == list(m.METHOD_NAMES)
+    assert all(not traits(n).in_paper for n in ("dapo", "real"))
+    assert {r.name for r in profile.runs.values()} > set(
+        load_config(ROOT / "configs" / "default.yaml")["runs"]
+    )

@@ -234,3 +234,25 @@ def test_a_comparison_without_data_is_listed_not_dropped():
     md = C.claims_markdown(table, ClaimsSpec(), "10 resamples")
     assert "Not computed (no seed with a value in both runs): C4 more path-diverse" in md
     assert md.count("| C4 |") == 1  # in the verdict list only
+
+
+def test_every_claims_baseline_method_gets_the_baseline_rows():
+    """MethodTraits.claims_baseline: GRPO, PPO, DAPO and REAL are each compared with PACS on
+    C1-C4; C3-ref (the reference ablations' entropy) only with GRPO (entropy_baseline)."""
+    from pacs.report.context import ReportContext
+
+    runs = {
+        **RUNS,
+        "ppo": {"method": "ppo", "ablation": "main", "label": "PPO"},
+        "dapo": {"method": "dapo", "ablation": "main", "label": "DAPO"},
+        "real": {"method": "real", "ablation": "main", "label": "REAL"},
+    }
+    ctx = ReportContext.__new__(ReportContext)  # the run catalogue needs the spec only
+    ctx.spec = parse_profile({**load_config(SCIENCE), "runs": runs})
+    ctx.runs = ctx._run_catalogue()
+    rows = C.claim_rows(ctx, k_max=8)
+    c1 = [r.run_b for r in rows if r.claim == "C1"]
+    assert c1 == ["grpo", "ppo", "dapo", "real"]
+    assert {r.run_a for r in rows if r.claim == "C1"} == {"pacs"}
+    ref_vs = [r.run_b for r in rows if r.claim == "C3-ref"]
+    assert ref_vs == ["grpo", "pacs"]

@@ -23,12 +23,14 @@ RUN_COLORS = {
     "pacs": PACS_BLUE,
     "grpo": GRPO_RED,
     "ppo": "#2ca02c",
+    "dapo": "#e377c2",
+    "real": "#17becf",
     "base": "#7f7f7f",
     "pacs_noweight": "#9467bd",
     "pacs_score_grpo": "#ff7f0e",
     "pacs_score_drgrpo": "#8c564b",
 }
-EXTRA_COLORS = ("#17becf", "#bcbd22", "#e377c2", "#393b81", "#637939", "#843c39", "#7b4173")
+EXTRA_COLORS = ("#bcbd22", "#393b81", "#637939", "#843c39", "#7b4173", "#5254a3", "#8ca252")
 PAPER_COLOR = "#4d4d4d"
 
 BENCHMARK_LABELS = {

@@ -314,6 +314,7 @@ def table1(ctx: ReportContext) -> TableDoc | None:
     if not sections:
         return None
     notes.extend(TABLE1_NOTES)
+    notes.extend(not_in_paper_note(runs))
     paper_t1 = _paper_table1(ctx)
     if paper_t1 is not None:
         sections.append(paper_t1)
@@ -327,6 +328,19 @@ def table1(ctx: ReportContext) -> TableDoc | None:
         notes,
         "Table 1: pass@1 per benchmark and Avg., base vs methods, paper beside ours",
     )
+
+
+def not_in_paper_note(runs: list[RunInfo]) -> list[str]:
+    """A note naming the runs of methods the PACS paper does not train (``MethodTraits.in_paper``
+    false: DAPO, REAL), which have no paper row."""
+    extra = [r.label for r in runs if r.traits is not None and not r.traits.in_paper]
+    if not extra:
+        return []
+    note = (
+        f"Not in the paper: {', '.join(extra)}, later baselines on the same harness "
+        "(docs/design.md §2.11); the paper has no row for them."
+    )
+    return [note]
 
 
 def _table1_section(
