@@ -8,6 +8,8 @@ adds nothing (verl's defaults). ``auto`` picks cuda when torch sees a GPU.
 
 from __future__ import annotations
 
+import os
+
 DEVICES = ("auto", "cuda", "cpu")
 PLATFORM_ENV = "VERL_PLATFORM"
 # Logical Ray CPUs for a CPU run: verl reserves 3 per training rank in its placement group and
@@ -54,14 +56,23 @@ def no_gpu_diagnosis(env, torch_cuda: str | None) -> tuple[str, str]:
     return f"SLURM granted GPUs ({shown}) but torch sees none ({build})", fix
 
 
-def resolve_device(device: str) -> str:
+def resolve_device(device: str, env=None) -> str:
+    """``device``, with ``auto``: cuda where torch sees a GPU, else cpu, except inside a SLURM job
+    that was granted GPUs torch cannot see (a GPU job would silently train on the CPU): refused,
+    saying why (``no_gpu_diagnosis``)."""
     if device not in DEVICES:
         raise ValueError(f"--device must be one of {DEVICES}, got {device!r}")
     if device != "auto":
         return device
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    env = os.environ if env is None else env
+    if env.get("SLURM_JOB_ID") and granted_gpus(env):
+        what, fix = no_gpu_diagnosis(env, torch.version.cuda)
+        raise ValueError(f"--device auto: {what}. Fix: {fix}; or --device cpu to train on the CPU")
+    return "cpu"
 
 
 def device_env(device: str) -> dict[str, str]:
