@@ -193,6 +193,20 @@ def test_a_killed_run_resumes_without_redoing_finished_stages(
     assert samples.stat().st_mtime_ns == before
 
 
+def test_a_dead_vllm_engine_ends_the_run_with_its_message(
+    tiny_model_dir, tmp_path, data_root, monkeypatch, capsys
+):
+    from pacs.evaluation import generate
+    from pacs.evaluation.backends.vllm import EngineDied
+
+    def died(argv=None):
+        raise EngineDied("vllm: the engine died; rerun to resume")
+
+    monkeypatch.setattr(generate, "main", died)
+    assert evaluate.main(argv(tiny_model_dir, data_root, tmp_path / "out")) == 3
+    assert "vllm: the engine died; rerun to resume" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------------- the DAG's row
 
 VENV_BIN = str(Path(sys.executable).parent)

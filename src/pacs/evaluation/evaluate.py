@@ -39,6 +39,7 @@ from pathlib import Path
 
 from pacs import layout
 from pacs.config import ConfigError, Profile, load_profile
+from pacs.evaluation.backends.vllm import EngineDied
 from pacs.evaluation.io import FormatError
 from pacs.evaluation.protocol import generate_cli_args
 from pacs.io import write_json
@@ -447,6 +448,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvalError, FormatError, FileNotFoundError) as err:
         print(f"pacs.evaluation.evaluate: error: {err}", file=sys.stderr)
         return 2
+    except EngineDied as err:  # vLLM's engine died: the message says what to change; reruns resume
+        print(f"pacs.evaluation.evaluate: {err}", file=sys.stderr)
+        return 3
     print(text)
     return 0
 
