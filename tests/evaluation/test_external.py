@@ -152,3 +152,43 @@ def test_a_bad_generations_file_fails_the_cli_with_its_message(tmp_path, bench, 
     argv += ["--data-root", str(tmp_path / "res"), "--out", str(tmp_path / "out")]
     assert evaluate.main(argv) == 2
     assert "gens.jsonl:1: missing field 'problem_id'" in capsys.readouterr().err
+
+
+def test_generations_for_the_real_aime24_grade_to_known_numbers(shared_data, tmp_path):
+    """The real AIME 2024 file (../shared/data): make eval prepares it from the profile's local
+    path; a foreign file answering each problem once right (its gold) and once wrong grades to
+    pass@1 = 0.5 and pass@2 = 1."""
+    import yaml
+
+    cfg = yaml.safe_load(Path(SMOKE).read_text())
+    cfg["data"]["benchmark_paths"] = {
+        "aime24": str(shared_data / "aime24" / "aime_2024_problems.parquet")
+    }
+    config = tmp_path / "cfg.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    res = tmp_path / "res"
+    plan = evaluate.make_plan(
+        evaluate.parse_args(
+            ["--generations", "g.jsonl", "--benchmarks", "aime24", "--config", str(config)]
+            + ["--data-root", str(res), "--bootstrap", "0"]
+        )
+    )
+    bench = [
+        json.loads(x) for x in evaluate.benchmark_file(plan, "aime24").read_text().splitlines()
+    ]
+    assert len(bench) == 30
+    rows = []
+    for b in bench:
+        wrong = str(int(b["answer"]) + 1)
+        for j, answer in enumerate((b["answer"], wrong)):
+            rows.append(
+                {"problem_id": b["problem_id"], "sample_idx": j, "response": f"\\boxed{{{answer}}}"}
+            )
+    gens = write_jsonl(tmp_path / "gens.jsonl", rows)
+    out = tmp_path / "out"
+    argv = ["--generations", str(gens), "--benchmarks", "aime24", "--config", str(config)]
+    argv += ["--data-root", str(res), "--out", str(out), "--limit", "30"]
+    assert evaluate.main(argv) == 0
+    doc = json.loads((out / "aime24" / "passk.json").read_text())
+    assert doc["n_problems"] == 30
+    assert {e["k"]: e["value"] for e in doc["pass_at_k"]} == {1: 0.5, 2: 1.0}
