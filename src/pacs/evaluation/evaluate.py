@@ -174,7 +174,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     entry = released_entry(spec, args.model) if args.model else None
     benchmarks = check_benchmarks(args.benchmarks or list(spec.data.benchmarks))
     thinking, prompt_args = prompt_format(args, entry)
-    if thinking is None and entry is None:
+    if thinking is None:  # as the DAG: the profile's switch unless the model's entry sets one
         thinking = spec.prompt.enable_thinking
     name = args.name or (model_name(args.model) if args.model else Path(args.generations).stem)
     out = args.out or Path(layout.results_dir(spec.profile)) / "model_eval" / name
