@@ -62,6 +62,8 @@ gpu-env:
 	@PATH='$(CALLER_PATH)' python -c 'import sys; ok = sys.version_info[:2] == (3, 12) and "$(abspath $(VENV))" != sys.prefix; \
 	  sys.exit(0 if ok else f"make gpu-env installs into the active env (conda env create -f environment.yml; \
 	  conda activate pacs): Python 3.12 needed, python here is {sys.executable}")'
+	@PATH='$(CALLER_PATH)' command -v uv >/dev/null || { echo "make gpu-env: no uv on the PATH;" \
+	  "environment.yml installs it (conda env create -f environment.yml; conda activate pacs)" >&2; exit 2; }
 	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps --require-hashes \
 	  -r $(GPU_LOCK) -r envs/gpu/flash-attn.txt
 	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps -e .
