@@ -40,9 +40,16 @@ def test_names_and_tags_are_unique_and_cover_metrics_jsonl():
         "time_update",
         "time_total",
     )
-    # Every metric but the paths task's (a tiny-engine task) is read from verl too.
+    # Every metric but the paths task's (a tiny-engine task) and the tiny engine's dynamic
+    # sampling counts (verl logs its own) is read from verl too.
     tiny_only = {m.name for m in TRAIN_METRICS if not m.verl_keys}
-    assert tiny_only == {"path_diversity", "path_entropy"}
+    assert tiny_only == {
+        "path_diversity",
+        "path_entropy",
+        "ds_rounds",
+        "ds_cap_hit",
+        "ds_reward_all",
+    }
     assert BY_NAME["pass_at_1"].tag == "eval/pass_at_1"
 
 

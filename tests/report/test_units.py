@@ -180,3 +180,27 @@ def test_the_report_names_the_commit_of_the_code_that_wrote_it(tmp_path, monkeyp
     assert code_version(tmp_path) == f"git commit {sha}"
     (tmp_path / "code.py").write_text("x = 2\n")
     assert code_version(tmp_path) == f"git commit {sha} with uncommitted edits"
+
+
+def test_runtime_notes_count_dynamic_sampling_rounds_and_capped_steps():
+    """DAPO's extra generation is in its times; the note says how much and when the cap hit."""
+    import pandas as pd
+
+    from pacs.report.tables import dynamic_sampling_notes
+
+    class Ctx:
+        @staticmethod
+        def label(run):
+            return run.upper()
+
+    m = pd.DataFrame(
+        {
+            "run": ["dapo", "dapo", "dapo", "pacs"],
+            "ds_rounds": [1.0, 3.0, 2.0, float("nan")],
+            "ds_cap_hit": [0.0, 1.0, 0.0, float("nan")],
+        }
+    )
+    (note,) = dynamic_sampling_notes(Ctx(), m)
+    assert note.startswith("DAPO: generate and reward include every dynamic-sampling round")
+    assert "2.00 rounds per step on average; 1 of 3 steps hit the cap" in note
+    assert dynamic_sampling_notes(Ctx(), m.drop(columns=["ds_rounds"])) == []

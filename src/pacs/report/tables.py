@@ -826,7 +826,8 @@ def table_runtime(ctx: ReportContext) -> TableDoc | None:
         (
             "Parts: generate = rollouts, reward = verifier, reference = reference/old log-probs, "
             "update = optimiser steps; time_total may include work outside these parts."
-        )
+        ),
+        *dynamic_sampling_notes(ctx, m),
     ]
     return TableDoc(
         "table_runtime",
@@ -837,6 +838,23 @@ def table_runtime(ctx: ReportContext) -> TableDoc | None:
         notes,
         "Run time per training step per method: time_total and its split (beyond the paper)",
     )
+
+
+def dynamic_sampling_notes(ctx: ReportContext, m: pd.DataFrame) -> list[str]:
+    """Per run with DAPO's dynamic sampling (``ds_rounds`` logged): its generate and reward times
+    include every round; the mean rounds per step and the steps that hit the cap."""
+    if "ds_rounds" not in m.columns:
+        return []
+    notes = []
+    for run, sub in m[m["ds_rounds"].notna()].groupby("run", sort=False):
+        capped = int((sub["ds_cap_hit"] > 0).sum())
+        notes.append(
+            f"{ctx.label(run)}: generate and reward include every dynamic-sampling round "
+            f"(docs/design.md §2.11): {sub['ds_rounds'].mean():.2f} rounds per step on average; "
+            f"{capped} of {len(sub)} steps hit the cap on rounds and were topped up with "
+            "all-correct/all-wrong groups."
+        )
+    return notes
 
 
 def _per_seed_times(m: pd.DataFrame) -> pd.DataFrame:
