@@ -153,3 +153,22 @@ def test_inferred_config_names_methods_and_ablations():
     assert "odd" not in runs and "base" not in runs
     spec = parse_profile(cfg, "inferred")  # a valid profile: the template's other sections
     assert spec.profile == "x" and spec.runs["pacs_noweight"].method.name == "pacs"
+
+
+def test_the_loss_panel_gives_each_objective_its_own_axes():
+    """MethodTraits.loss_title: PACS's BCE (ln 2 marked), REAL's log-sum-exp, the surrogates."""
+    from types import SimpleNamespace
+
+    from pacs.explore.curves import loss_panels
+
+    methods = {"pacs": "pacs", "grpo": "grpo", "ppo": "ppo", "dapo": "dapo", "real": "real"}
+    runs = {name: SimpleNamespace(method=m) for name, m in methods.items()}
+    profile = SimpleNamespace(ctx=SimpleNamespace(runs=runs))
+    panels = loss_panels(profile, ["real", "dapo", "ppo", "grpo", "pacs"], {"loss"})
+    assert [(t, c, rs) for t, c, rs, _ in panels] == [
+        ("PACS: class-balanced BCE", "loss", ["pacs"]),
+        ("GRPO / PPO / DAPO: clipped surrogate", "loss", ["grpo", "ppo", "dapo"]),
+        ("REAL: anchored log-sum-exp", "loss", ["real"]),
+    ]
+    assert panels[0][3] == pytest.approx(math.log(2)) and panels[2][3] is None
+    assert loss_panels(profile, ["grpo"], set()) == []  # no loss column, no panel
