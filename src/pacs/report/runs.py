@@ -138,7 +138,18 @@ def _text(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def _display(records: list[dict]) -> pd.DataFrame:
+def _duration(hours: float | None) -> str:
+    """``42 s``, ``3.5 min`` or ``12.3 h``."""
+    if hours is None or pd.isna(hours):
+        return "–"
+    seconds = hours * 3600
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{hours:.1f} h"
+
+
+def _display(records: list[dict], engine: str) -> pd.DataFrame:
+    no_gpus = "– (CPU run)" if engine == "tiny" else "– (no GPU count)"
     rows = []
     for r in records:
         step = _text(r["table_step"]) if r["finished"] else "not evaluated (unfinished)"
@@ -149,8 +160,8 @@ def _display(records: list[dict]) -> pd.DataFrame:
                 "seed": r["seed"],
                 "steps done / planned": f"{_text(r['steps_done'])} / {_text(r['steps_planned'])}",
                 "tables report step": step,
-                "wall time (h)": _text(r["wall_time_h"], 3),
-                "GPU-hours": _text(r["gpu_hours"], 1) if r["gpus"] else "– (no GPU count)",
+                "wall time": _duration(r["wall_time_h"]),
+                "GPU-hours": _text(r["gpu_hours"], 1) if r["gpus"] else no_gpus,
                 "commit": _text(r["commit"])[:12] if r["commit"] else "not recorded",
                 "fingerprint": _text(r["fingerprint"])[:12] if r["fingerprint"] else "–",
             }
@@ -187,7 +198,7 @@ def table_runs(ctx: ReportContext) -> TableDoc:
         "table_runs",
         "Runs: what was trained and which step the tables report",
         "One row per base model and training run; '–' = not known.",
-        [Section("", _display(records))],
+        [Section("", _display(records, ctx.spec.engine))],
         pd.DataFrame(records, columns=RUNS_CSV_COLUMNS),
         notes,
         "Every run: method, model, seed, steps done, the step the tables report, wall time, "
