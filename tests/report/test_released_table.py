@@ -46,5 +46,7 @@ def test_released_rows_stand_beside_the_papers_with_the_difference(tmp_path):
     assert ones.loc["avg", "paper_pct"] == 52.05
     md = (out / "tables" / "table1_released.md").read_text()
     assert "LIMO — GAIR/LIMO (unpinned), its system prompt" in md
+    settings = (out / "tables" / "table4_5_settings.md").read_text()
+    assert "limo" not in settings  # a released model is none of our trained models
     readme = (out / "README.md").read_text()
     assert "results of run 'released'" not in readme  # not an unknown run: it has its table

@@ -58,7 +58,8 @@ class ReportContext:
         self.profile = spec.profile
         self.runs = self._run_catalogue()
         self.unknown_runs = self._unknown_runs()
-        self.models = self._ordered(list(spec.models), self._found("model"))
+        found = [m for m in self._found("model") if m not in spec.eval.released]  # own table
+        self.models = self._ordered(list(spec.models), found)
         data = spec.data
         self.benchmarks = self._ordered(
             [*data.benchmarks, *data.diversity_benchmarks], self._found("benchmark")
