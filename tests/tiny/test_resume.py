@@ -120,6 +120,9 @@ def test_restart_trains_the_new_settings_from_scratch(
     assert summary["resumed"] is False
     assert summary["settings"]["lr"] == 3e-4
     assert summary["fingerprint"] == json.loads((fresh / "summary.json").read_text())["fingerprint"]
+    from pacs.fingerprint import code_commit
+
+    assert summary["commit"] == code_commit()  # the runs table's commit column
 
 
 def test_restart_of_another_method_leaves_no_old_rows(

@@ -64,7 +64,7 @@ from transformers import AutoTokenizer
 from pacs import core_algos
 from pacs.config import ConfigError, load_profile
 from pacs.evaluation.paths import rollout_path_stats
-from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
+from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit
 from pacs.io import read_jsonl, write_json, write_jsonl
 from pacs.methods import DapoSpec, GrpoSpec, MethodTable, PacsSpec, PpoSpec, RealSpec
 from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, MetricsLog
@@ -706,6 +706,7 @@ def summarize(state: State, settings: Settings, seed: int, wall: float, resumed:
         "mean_step_times": mean_time,
         "wall_seconds_this_process": round(wall, 2),
         "resumed": resumed,
+        "commit": code_commit(),  # the code that trained it (the report's runs table)
         "settings": settings.as_dict(),
     }
 
