@@ -449,3 +449,26 @@ def test_loss_agg_mode_override_is_refused_for_a_group_loss(tmp_path):
             "/l",
             "token-mean",
         )
+
+
+def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path):
+    """--device cpu: GRPO/PPO/DAPO's ``sync`` becomes ``cpu_sync`` (verl's trainer, our worker);
+    PACS's and REAL's ``pacs_sync`` is left alone; both modes are registered with verl."""
+    from verl.trainer.ppo.v1 import get_trainer_cls
+
+    from pacs.verl_plugin.launch.devices import cpu_trainer_mode
+    from pacs.verl_plugin.trainer import CPUTrainerSync, PACSTrainerSync
+
+    cfg = load_config(PAPER_CONFIGS[0])
+    modes = {}
+    for run in ("dapo", "grpo", "real", "pacs"):
+        c = compose(cpu_trainer_mode(_overrides(cfg, run, "qwen3_4b", tmp_path)))
+        modes[run] = c.trainer.v1.trainer_mode
+    assert modes == {
+        "dapo": "cpu_sync",
+        "grpo": "cpu_sync",
+        "real": "pacs_sync",
+        "pacs": "pacs_sync",
+    }
+    assert get_trainer_cls("cpu_sync") is CPUTrainerSync
+    assert get_trainer_cls("pacs_sync") is PACSTrainerSync

@@ -13,7 +13,8 @@ Any verl other than ``pacs.verl_plugin.SUPPORTED_VERL`` (0.9.1) registers nothin
 warning (``VERSION_PROBLEM``): the plugin's private hooks may not exist there, and an error raised
 here would break every ``import verl`` that goes through ``VERL_USE_EXTERNAL_MODULES``.
 
-Registered names: advantage estimator ``pacs``, policy loss ``pacs``, trainer mode ``pacs_sync``;
+Registered names: advantage estimator ``pacs``, policy losses ``pacs`` and ``real``, trainer modes
+``pacs_sync`` and ``cpu_sync`` (verl's sync trainer with the plugin's worker, for ``--device cpu``);
 for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on device
 ``cpu`` and rollout ``hf``.
 """

@@ -45,6 +45,7 @@ from pacs.verl_plugin.balance import (
     select_complete_groups,
     short_failed_groups,
 )
+from pacs.verl_plugin.launch.devices import CPU_SYNC_MODE
 from pacs.verl_plugin.loss import LABEL_LOSSES, LOSS_NAME, REAL_LOSS_NAME
 from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
@@ -218,6 +219,35 @@ def max_refills(train_batch_size: int, min_fraction: float) -> int:
     return math.floor((1.0 - min_fraction) * train_batch_size + 1e-9)
 
 
+PLUGIN_WORKER_ROLES = (Role.ActorRollout, Role.ActorRolloutRef, Role.Actor, Role.RefPolicy)
+
+
+def use_plugin_worker(role_worker_mapping: dict) -> None:
+    """Run every actor/rollout/ref role on :class:`PACSActorRolloutRefWorker` (verl's worker plus
+    the reference reset, and a process group that opens on the ``cpu`` platform)."""
+    worker_cls = ray.remote(PACSActorRolloutRefWorker)
+    for role in PLUGIN_WORKER_ROLES:
+        if role in role_worker_mapping:
+            role_worker_mapping[role] = worker_cls
+
+
+@register_trainer(CPU_SYNC_MODE)
+class CPUTrainerSync(PPOTrainerSync):
+    """verl's ``PPOTrainerSync`` unchanged but for the worker (:func:`use_plugin_worker`): verl's
+    own asks torch for the process group ``cpu:gloo,cpu:gloo`` on the ``cpu`` platform, which torch
+    refuses. The launcher selects it under ``--device cpu`` for the methods that run verl's sync
+    trainer (GRPO, PPO, DAPO; ``pacs.verl_plugin.launch.devices.cpu_trainer_mode``)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        # verl keys its sync replay buffer, dataloader and checkpoints on the string "sync".
+        self.trainer_mode = "sync"
+
+    def _init_resource_pool_mgr(self):
+        super()._init_resource_pool_mgr()
+        use_plugin_worker(self.role_worker_mapping)
+
+
 @register_trainer(TRAINER_MODE)
 class PACSTrainerSync(PPOTrainerSync):
     """``PPOTrainerSync`` that keeps each prompt's responses together (see module docstring)."""
@@ -249,15 +279,13 @@ class PACSTrainerSync(PPOTrainerSync):
 
     def _init_resource_pool_mgr(self):
         super()._init_resource_pool_mgr()
-        worker_cls = ray.remote(PACSActorRolloutRefWorker)
         if self.ref_settings.needs_model and Role.ActorRollout in self.role_worker_mapping:
             # verl builds the ref only for a KL term; PACS periodic/fixed needs it without one.
-            self.role_worker_mapping.pop(Role.ActorRollout)
             self.mapping[Role.ActorRolloutRef] = self.mapping.pop(Role.ActorRollout)
-            self.role_worker_mapping[Role.ActorRolloutRef] = worker_cls
-        for role in (Role.ActorRollout, Role.ActorRolloutRef, Role.Actor, Role.RefPolicy):
-            if role in self.role_worker_mapping:
-                self.role_worker_mapping[role] = worker_cls
+            self.role_worker_mapping[Role.ActorRolloutRef] = self.role_worker_mapping.pop(
+                Role.ActorRollout
+            )
+        use_plugin_worker(self.role_worker_mapping)
 
     def _actor_dp_size(self) -> int:
         wg = self.actor_rollout_wg

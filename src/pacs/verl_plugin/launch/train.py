@@ -39,7 +39,13 @@ from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
 from pacs.io import write_json
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
-from pacs.verl_plugin.launch.devices import DEVICES, device_env, device_overrides, resolve_device
+from pacs.verl_plugin.launch.devices import (
+    DEVICES,
+    cpu_trainer_mode,
+    device_env,
+    device_overrides,
+    resolve_device,
+)
 from pacs.verl_plugin.launch.logs import next_attempt_path
 from pacs.verl_plugin.launch.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
 from pacs.verl_plugin.launch.resume import (
@@ -382,8 +388,13 @@ def plan(args: argparse.Namespace) -> Launch:
         shape = ClusterShape(shape.nnodes, shape.gpus_per_node, ray_address=cluster.address)
     log_path = next_attempt_path(paths.log_dir)
     device = resolve_device(args.device)
+    method_overrides = build_overrides(
+        profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode
+    )
+    if device == "cpu":  # GRPO, PPO, DAPO: verl's sync trainer, with a worker that runs on CPU
+        method_overrides = cpu_trainer_mode(method_overrides)
     overrides = (
-        build_overrides(profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode)
+        method_overrides
         + device_overrides(
             device, shape.nnodes * shape.gpus_per_node, shape.ray_address, profile.verl.rollout.name
         )
