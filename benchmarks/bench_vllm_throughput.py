@@ -29,19 +29,22 @@ from pathlib import Path
 
 # Published shapes (the models' config.json on the Hub); the benchmark needs nothing else.
 SHAPES = {
-    "qwen3-8b": dict(
-        hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
-        num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
-    ),
-    "qwen3-4b": dict(
-        hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
-        num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=True,
-    ),
+    "qwen3-8b": {
+        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "tie_word_embeddings": False,
+    },
+    "qwen3-4b": {
+        "hidden_size": 2560, "intermediate_size": 9728, "num_hidden_layers": 36,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "tie_word_embeddings": True,
+    },
     # a few-MB model that checks this script on any machine (e.g. the CPU engine env)
-    "tiny": dict(
-        hidden_size=128, intermediate_size=384, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=32, tie_word_embeddings=True,
-    ),
+    "tiny": {
+        "hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+        "tie_word_embeddings": True,
+    },
 }  # fmt: skip
 QWEN3_VOCAB = 151936
 
