@@ -83,3 +83,16 @@ def write_released(ctx: ReportContext, log: OutputLog) -> None:
         )
     else:
         log.write_table(doc)
+    missing = [
+        f"{key}/{bench}"
+        for key, _, _, bench in ctx.matrix.released_jobs
+        if not (
+            Path(layout.eval_dir(ctx.results_path, key, RELEASED_RUN, 0, bench)) / "passk.json"
+        ).is_file()
+    ]
+    if doc is not None and missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        log.skip(
+            f"pass@k of {len(missing)} released-model evaluation(s) ({shown})",
+            "no passk.json under eval/<model>/released/seed0/<benchmark>/",
+        )
