@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pacs import layout
 from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
-from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch
+from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit
 from pacs.io import write_json
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 from pacs.verl_plugin.launch.devices import (
@@ -491,6 +491,7 @@ def run_summary(launch: Launch, step: int | None, started: float, args) -> dict:
         "resumed_from_step": step,
         "wall_time_s": round(time.time() - started, 1),
         "command": launch.command,
+        "commit": code_commit(),  # the code that trained it (the report's runs table)
     }
 
 
