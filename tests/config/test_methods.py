@@ -185,3 +185,14 @@ def test_the_baselines_overlay_adds_dapo_and_real_to_the_tiny_profile():
     assert {r.name for r in profile.runs.values()} > set(
         load_config(ROOT / "configs" / "default.yaml")["runs"]
     )
+
+
+def test_an_overlong_buffer_longer_than_the_responses_is_refused():
+    from pacs.config import ConfigError, load_config, parse_profile
+
+    cfg = load_config(ROOT / "configs" / "default.yaml")
+    cfg["runs"] = {"d": {"method": "dapo", "overlong_buffer": 49}}
+    with pytest.raises(ConfigError, match="runs.d.overlong_buffer: 49 tokens exceeds"):
+        parse_profile(cfg, "configs/x.yaml")
+    cfg["runs"]["d"]["overlong_buffer"] = 16
+    assert parse_profile(cfg).runs["d"].method.overlong_buffer == 16

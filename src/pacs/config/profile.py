@@ -139,6 +139,12 @@ def _run_problems(p: Profile) -> list[str]:
         no_op = _no_op_problem(name, run.method, p.train)
         if no_op:
             problems.append(no_op)
+        buffer = getattr(run.method, "overlong_buffer", None)  # DAPO's overlong penalty
+        if buffer is not None and buffer > p.train.max_new_tokens:
+            problems.append(
+                f"runs.{name}.overlong_buffer: {buffer} tokens exceeds the response limit "
+                f"train.max_new_tokens={p.train.max_new_tokens} (docs/design.md §2.11)"
+            )
     return problems
 
 
