@@ -220,7 +220,9 @@ def _without_times(rows):
     return [{k: v for k, v in r.items() if k not in tt.TIME_KEYS} for r in rows]
 
 
-@pytest.mark.parametrize("run_name", ["pacs_periodic", pytest.param("ppo", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "run_name", ["pacs_periodic", "dapo", pytest.param("ppo", marks=pytest.mark.slow)]
+)
 def test_resume_is_bit_identical(run_name, tiny_env, small_config, tmp_path, train_args):
     """Killed after step 4 (last checkpoint at 3) and restarted == one uninterrupted 6-step run."""
     cfg = small_config(steps=6, save_every=3, eval_every=2)
