@@ -329,3 +329,30 @@ def test_make_preflight_outside_the_env_says_which_env(tmp_path):
     assert "No module named" not in result.stderr
     assert f"make preflight: {python} has no pacs" in result.stderr, result.stderr
     assert "conda activate pacs" in result.stderr and "make gpu-env" in result.stderr
+
+
+def test_a_cpu_cluster_is_declared_in_the_profile_and_the_table_says_what_it_skips(
+    tmp_path, monkeypatch
+):
+    """verl_device: cpu (a GPU-less test cluster): no GPU per node and no GPU-env pin is
+    required, each said in the table; verl's own pin and the CPUs per node still are."""
+    cpu = preflight.read_profile(_profile(tmp_path, verl_device="cpu"))
+    assert preflight.cpu_cluster(cpu) and preflight.train_request(cpu) == (0, 96)
+    lines = _lines(preflight.software_checks(load_profile(PAPER), cpu))
+    assert set(lines) == {"version verl", "GPU env pins", "attention"}
+    assert lines["GPU env pins"].ok and "verl_device: cpu" in lines["GPU env pins"].detail
+    assert "torch 2.11.0" in lines["GPU env pins"].detail
+    monkeypatch.setattr(preflight, "job_node", lambda: (0, 96))
+    assert preflight.resource_check(cpu, env={"SLURM_JOB_ID": "7"}).ok
+    monkeypatch.setattr(preflight, "job_node", lambda: (0, 16))
+    assert not preflight.resource_check(cpu, env={"SLURM_JOB_ID": "7"}).ok  # CPUs still count
+    # on the CPU, Ray's CPUs are the job's SLURM CPUs (slots), whatever cores the host has
+    slots = {"SLURM_JOB_ID": "7", "SLURM_CPUS_ON_NODE": "96"}
+    assert preflight.resource_check(cpu, env=slots).ok
+    gpu_profile = preflight.read_profile(_profile(tmp_path))
+    monkeypatch.setattr(preflight, "job_node", lambda: (8, 16))
+    assert not preflight.resource_check(gpu_profile, env=slots).ok  # a GPU run: the real cores
+    gpu = preflight.read_profile(_profile(tmp_path))
+    assert {"version torch", "version vllm"} <= set(
+        _lines(preflight.software_checks(load_profile(PAPER), gpu))
+    )

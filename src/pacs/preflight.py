@@ -9,8 +9,10 @@ paper DAG's ``preflight`` rule, which every verl training job depends on). It pr
 one line per check, ``PASS`` or ``FAIL`` and, for a failure, its fix; it exits 1 when any check
 fails and writes ``--out`` only when all pass. The checks:
 
-- pinned versions of verl, vLLM, torch and transformers (environment.yml), and the attention
-  implementation the config names (``verl.attn_implementation``) importable;
+- pinned versions of verl, vLLM, torch and transformers (envs/gpu/requirements.lock), and the
+  attention implementation the config names (``verl.attn_implementation``) importable; on a
+  cluster the profile declares GPU-less (``set-resources.train_verl.verl_device: cpu``) only verl's
+  pin, and no GPU per node;
 - the hub snapshots compute nodes read offline (``make fetch``), or the local model folders;
 - ``slurm_partition`` and ``slurm_account`` set in the SLURM profile (``--profile``), or in the
   resources the DAG submits with (``--resources``: the active profile and ``--set-resources``, as
@@ -91,6 +93,20 @@ def version_checks(pinned: dict[str, str] = PINNED) -> list[Check]:
             )
         )
     return checks
+
+
+def software_checks(spec: Profile, profile: dict) -> list[Check]:
+    """The pinned versions and the attention backend; on a CPU cluster (``cpu_cluster``) the GPU
+    env's torch/vLLM/transformers pins are not required, and the table says so."""
+    if not cpu_cluster(profile):
+        return [*version_checks(), attention_check(spec)]
+    others = ", ".join(f"{dist} {want}" for dist, want in PINNED.items() if dist != "verl")
+    skipped = Check(
+        "GPU env pins",
+        True,
+        f"not checked: the profile sets verl_device: cpu (a CPU cluster); {others} are the GPU env's",
+    )
+    return [*version_checks({"verl": PINNED["verl"]}), skipped, attention_check(spec)]
 
 
 def attention_check(spec: Profile) -> Check:
@@ -182,12 +198,21 @@ def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
     ]
 
 
+def cpu_cluster(profile: dict) -> bool:
+    """The profile says its cluster has no GPUs: ``set-resources.train_verl.verl_device: cpu``
+    (training then runs verl on the CPU, ``--device cpu``)."""
+    train = (profile.get("set-resources") or {}).get("train_verl") or {}
+    return str(train.get("verl_device", "")) == "cpu"
+
+
 def train_request(profile: dict) -> tuple[int, int]:
-    """(GPUs per node, CPUs per node) the profile asks for a training job."""
+    """(GPUs per node, CPUs per node) the profile asks for a training job (no GPU on a CPU
+    cluster: whatever gres it names, training does not use them)."""
     train = (profile.get("set-resources") or {}).get("train_verl") or {}
     gres = str(train.get("gres", ""))
     match = re.search(r"gpu(?::[^:]+)?:(\d+)$", gres)
-    return (int(match.group(1)) if match else 0), int(train.get("cpus_per_task", 1))
+    gpus = 0 if cpu_cluster(profile) or not match else int(match.group(1))
+    return gpus, int(train.get("cpus_per_task", 1))
 
 
 def node_check(want: tuple[int, int], have: tuple[int, int], where: str) -> Check:
@@ -243,7 +268,12 @@ def in_job_check(want: tuple[int, int], have: tuple[int, int], env) -> Check:
 def resource_check(profile: dict, env=os.environ, run=subprocess.run) -> Check:
     want = train_request(profile)
     if env.get("SLURM_JOB_ID"):
-        return in_job_check(want, job_node(), env)
+        have = job_node()
+        if cpu_cluster(profile) and env.get("SLURM_CPUS_ON_NODE", "").isdigit():
+            # verl on the CPU: Ray's CPUs are scheduling slots, the job's SLURM CPUs (the launcher
+            # starts each Ray node with --num-cpus of the allocation), not the cores it may use
+            have = (have[0], int(env["SLURM_CPUS_ON_NODE"]))
+        return in_job_check(want, have, env)
     partition = str((profile.get("default-resources") or {}).get("slurm_partition", ""))
     have = sinfo_node(partition, run)
     if have is None:
@@ -361,8 +391,7 @@ def run_checks(
 ) -> list[Check]:
     """Every check; ``profile`` in a profile's shape, read from ``where``."""
     return [
-        *version_checks(),
-        attention_check(spec),
+        *software_checks(spec, profile),
         *snapshot_checks(spec, results),
         *account_checks(profile, where),
         *shard_limit_checks(spec, profile),

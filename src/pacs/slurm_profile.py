@@ -118,7 +118,14 @@ def check_status_command(
 # NCCL and Gloo use (pacs.verl_plugin.cluster.slurm), and the time limit of a generate job.
 PREFLIGHT_RESOURCES = {
     "default-resources": ("slurm_partition", "slurm_account", "runtime"),
-    "train_verl": ("gres", "cpus_per_task", "mem_mb", "runtime", "network_interface"),
+    "train_verl": (
+        "gres",
+        "cpus_per_task",
+        "mem_mb",
+        "runtime",
+        "network_interface",
+        "verl_device",
+    ),
     "generate": ("runtime",),
 }
 

