@@ -69,7 +69,7 @@ def _train(root: Path, method: str) -> Path:
             str(root / "data" / "train.parquet"),
             "--out",
             str(out),
-            "--no-finalize",
+            "--no-merge",  # finalize (metrics.jsonl, summary.json) without the HF merge
             "--",
             f"actor_rollout_ref.model.path={root / 'model' / 'base'}",
             "trainer.total_training_steps=2",
@@ -89,9 +89,10 @@ def test_two_verl_steps(smoke_root, method):
     rows = _rows(out)
     assert [r["step"] for r in rows] == [1, 2]
     assert all(math.isfinite(r["loss"]) and r["time_total"] > 0 for r in rows)
+    assert json.loads((out / "summary.json").read_text())["run"] == method
     log = (smoke_root / f"{method}.log").read_text()
-    if method == "real":
+    if method == "real":  # our loss, under pacs_sync
         assert "actor/real_score_mean" in log
         assert all(0.0 <= r["mixed_frac"] <= 1.0 for r in rows)
-    else:
-        assert "filter_groups" in log
+    else:  # verl's clip-higher and group filter, under cpu_sync
+        assert "'clip_ratio_high': 0.28" in log and "filter_groups/evicted_samples" in log
