@@ -204,3 +204,18 @@ def test_runtime_notes_count_dynamic_sampling_rounds_and_capped_steps():
     assert note.startswith("DAPO: generate and reward include every dynamic-sampling round")
     assert "2.00 rounds per step on average; 1 of 3 steps hit the cap" in note
     assert dynamic_sampling_notes(Ctx(), m.drop(columns=["ds_rounds"])) == []
+
+
+def test_table1_names_runs_of_methods_not_in_the_paper():
+    from types import SimpleNamespace
+
+    from pacs.methods import traits
+    from pacs.report.tables import not_in_paper_note
+
+    runs = [
+        SimpleNamespace(name=n, traits=traits(m) if m else None)
+        for n, m in (("base", None), ("pacs", "pacs"), ("dapo", "dapo"), ("real", "real"))
+    ]
+    (note,) = not_in_paper_note(runs)
+    assert note.startswith("Not in the paper: DAPO, REAL (dapo, real), later baselines")
+    assert not_in_paper_note(runs[:2]) == []

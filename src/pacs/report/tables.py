@@ -333,12 +333,13 @@ def table1(ctx: ReportContext) -> TableDoc | None:
 def not_in_paper_note(runs: list[RunInfo]) -> list[str]:
     """A note naming the runs of methods the PACS paper does not train (``MethodTraits.in_paper``
     false: DAPO, REAL), which have no paper row."""
-    extra = [r.label for r in runs if r.traits is not None and not r.traits.in_paper]
+    extra = [r for r in runs if r.traits is not None and not r.traits.in_paper]
     if not extra:
         return []
+    methods = ", ".join(dict.fromkeys(r.traits.label for r in extra))
     note = (
-        f"Not in the paper: {', '.join(extra)}, later baselines on the same harness "
-        "(docs/design.md §2.11); the paper has no row for them."
+        f"Not in the paper: {methods} ({', '.join(r.name for r in extra)}), later baselines on "
+        "the same harness (docs/design.md §2.11); the paper has no row for them."
     )
     return [note]
 
