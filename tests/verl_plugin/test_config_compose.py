@@ -423,6 +423,12 @@ def test_dapo_overlong_penalty_uses_verls_dapo_reward_manager(compose, tmp_path)
     kw = c.reward.reward_kwargs
     assert kw.max_resp_len == 8192 and kw.overlong_buffer_cfg.len == 4096
     assert kw.overlong_buffer_cfg.enable is True and kw.overlong_buffer_cfg.penalty_factor == 1.0
+    # verl's own checks accept it, and its dapo reward manager reads exactly these keys
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    validate_config(c, use_reference_policy=need_reference_policy(c), use_critic=need_critic(c))
+    assert c.reward.get("reward_kwargs", {}).get("overlong_buffer_cfg", None).enable is True
 
 
 def test_real_needs_unweighted_labels(compose, tmp_path):
