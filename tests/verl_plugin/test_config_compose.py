@@ -478,3 +478,20 @@ def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path
     }
     assert get_trainer_cls("cpu_sync") is CPUTrainerSync
     assert get_trainer_cls("pacs_sync") is PACSTrainerSync
+
+
+def test_cpu_sync_runs_verls_roles_on_the_plugins_worker(compose, tmp_path):
+    """cpu_sync changes only the worker class: verl's own role set, our worker behind it."""
+    from verl.trainer.ppo.utils import Role
+
+    from pacs.verl_plugin.launch.devices import cpu_trainer_mode
+    from pacs.verl_plugin.trainer import CPUTrainerSync
+    from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
+
+    cfg = load_config(PAPER_CONFIGS[0])
+    trainer = object.__new__(CPUTrainerSync)
+    trainer.config = compose(cpu_trainer_mode(_overrides(cfg, "dapo", "qwen3_4b", tmp_path)))
+    trainer._init_resource_pool_mgr()
+    assert set(trainer.role_worker_mapping) == {Role.ActorRollout}
+    worker = trainer.role_worker_mapping[Role.ActorRollout]
+    assert worker.__ray_actor_class__ is PACSActorRolloutRefWorker
