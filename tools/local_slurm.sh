@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A real SLURM cluster on this one machine, for tests: one slurmctld, two slurmd nodes (n1, n2)
-# with 96 CPUs and 8 fake H200 GPUs each, its own munged, no accounting (no slurmdbd).
+# with 96 CPUs and 8 fake H200 GPUs each, its own munged, no accounting (no slurmdbd); with
+# --accounting also its own MariaDB server and slurmdbd (job states from sacct, MinJobAge=2).
 #
-#   tools/local_slurm.sh install      apt-get install slurm-wlm munge (Debian; root)
-#   tools/local_slurm.sh up DIR       start the cluster; everything it writes stays under DIR
-#   tools/local_slurm.sh down DIR     cancel its jobs, stop its processes (by PID), keep DIR
+#   tools/local_slurm.sh install              apt-get install slurm-wlm munge (Debian; root)
+#   tools/local_slurm.sh install-accounting   apt-get install slurmdbd mariadb-server (Debian)
+#   tools/local_slurm.sh up DIR [--accounting]  start the cluster; all it writes stays under DIR
+#   tools/local_slurm.sh down DIR             cancel its jobs, stop its processes (by PID), keep DIR
 #
 # Clients find it through SLURM_CONF=DIR/etc/slurm.conf (printed by `up`); nothing under /etc,
 # /run or /var is written, so the machine's own SLURM setup (if any) is untouched. Needs root
@@ -18,6 +20,8 @@ NODES=(n1 n2)
 CPUS_PER_NODE=96   # what the paper profile asks of a training node
 GPUS_PER_NODE=8
 MIN_JOB_AGE=600   # no slurmdbd: squeue must still list a finished job when Snakemake asks
+ACCOUNTING=0      # up --accounting: slurmdbd + MariaDB; MinJobAge=2 (only sacct knows ended jobs)
+ACCOUNT=pacs      # with --accounting: the account jobs are charged to (this user is in it)
 
 die() { echo "local_slurm: $*" >&2; exit 1; }
 
@@ -28,6 +32,19 @@ cmd_install() {
   command -v apt-get >/dev/null || die "install needs apt-get (Debian/Ubuntu)"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurm-wlm munge
+}
+
+cmd_install_accounting() {  # the packages only: their system services are kept from starting
+  [ "$(id -u)" = 0 ] || die "install-accounting needs root"
+  command -v apt-get >/dev/null || die "install-accounting needs apt-get (Debian/Ubuntu)"
+  local policy=/usr/sbin/policy-rc.d ours=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && ours=1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurmdbd mariadb-server ||
+    { [ "$ours" = 0 ] || rm -f "$policy"; die "apt-get install slurmdbd mariadb-server failed"; }
+  [ "$ours" = 0 ] || rm -f "$policy"
 }
 
 check_host() {
@@ -67,10 +84,10 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 MpiDefault=none
 SwitchType=switch/none
-AccountingStorageType=accounting_storage/none
+$(accounting_lines "$dir")
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-MinJobAge=$MIN_JOB_AGE
+MinJobAge=$([ "$ACCOUNTING" = 1 ] && echo 2 || echo "$MIN_JOB_AGE")
 ReturnToService=2
 InactiveLimit=0
 KillWait=30
@@ -87,6 +104,60 @@ EOF
     >>"$dir/etc/slurm.conf"
   echo "NodeName=$(IFS=,; echo "${NODES[*]}") Name=gpu Type=h200 File=$dir/dev/nvidia[0-$((GPUS_PER_NODE - 1))]" \
     >"$dir/etc/gres.conf"
+}
+
+accounting_lines() {  # $1 = DIR: slurm.conf's accounting lines (and slurmdbd.conf, with --accounting)
+  local dir=$1 dbd_port
+  if [ "$ACCOUNTING" != 1 ]; then
+    echo "AccountingStorageType=accounting_storage/none"
+    return
+  fi
+  dbd_port=$(free_port)
+  free_port >"$dir/mysql.port"
+  printf '%s\n' "AuthType=auth/munge" "AuthInfo=socket=$dir/munge/munge.socket.2" \
+    "DbdHost=localhost" "DbdAddr=127.0.0.1" "DbdPort=$dbd_port" "SlurmUser=root" \
+    "PidFile=$dir/run/slurmdbd.pid" "LogFile=$dir/log/slurmdbd.log" \
+    "StorageType=accounting_storage/mysql" "StorageHost=127.0.0.1" \
+    "StoragePort=$(cat "$dir/mysql.port")" "StorageUser=root" "StorageLoc=slurm_acct_db" \
+    >"$dir/etc/slurmdbd.conf"
+  chmod 600 "$dir/etc/slurmdbd.conf"
+  # AccountingStoragePass: with auth/munge, the munge socket slurmctld and clients reach slurmdbd by
+  printf '%s\n' "AccountingStorageType=accounting_storage/slurmdbd" \
+    "AccountingStorageHost=127.0.0.1" "AccountingStoragePort=$dbd_port" \
+    "AccountingStoragePass=$dir/munge/munge.socket.2"
+}
+
+start_accounting() {  # $1 = DIR: MariaDB on its own datadir and port, slurmdbd, the cluster in it
+  local dir=$1 port
+  port=$(cat "$dir/mysql.port")
+  for bin in mariadbd mariadb-install-db mariadb-admin slurmdbd sacctmgr; do
+    command -v "$bin" >/dev/null || die "$bin not found; run: $0 install-accounting"
+  done
+  mkdir -p "$dir/mysql/data"
+  mariadb-install-db --no-defaults --user=root --datadir="$dir/mysql/data" \
+    --auth-root-authentication-method=normal --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 ||
+    die "mariadb-install-db failed; see $dir/log/mariadb-install.log"
+  start "$dir" mariadbd mariadbd --no-defaults --user=root --datadir="$dir/mysql/data" \
+    --socket="$dir/mysql/mysqld.sock" --port="$port" --bind-address=127.0.0.1 \
+    --pid-file="$dir/mysql/mariadbd.pid" --log-error="$dir/log/mariadbd.log" --skip-log-bin
+  for _ in $(seq 1 120); do
+    mariadb-admin --no-defaults --socket="$dir/mysql/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  mariadb-admin --no-defaults --socket="$dir/mysql/mysqld.sock" -uroot ping >/dev/null 2>&1 ||
+    die "MariaDB did not start; see $dir/log/mariadbd.log"
+  start "$dir" slurmdbd slurmdbd -D
+  for _ in $(seq 1 120); do
+    SLURM_CONF=$dir/etc/slurm.conf timeout 10 sacctmgr -n list cluster >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  SLURM_CONF=$dir/etc/slurm.conf timeout 30 sacctmgr -i add cluster pacslocal >/dev/null ||
+    die "sacctmgr add cluster failed; see $dir/log/slurmdbd.log"
+  # the account the tests' profile names (tests/conftest.py), with this user in it: the SLURM
+  # executor checks the profile's slurm_account against sacctmgr where accounting is on
+  SLURM_CONF=$dir/etc/slurm.conf timeout 30 sacctmgr -i add account "$ACCOUNT" cluster=pacslocal >/dev/null &&
+    SLURM_CONF=$dir/etc/slurm.conf timeout 30 sacctmgr -i add user "$(id -un)" account="$ACCOUNT" \
+      cluster=pacslocal >/dev/null || die "sacctmgr add account $ACCOUNT failed; see $dir/log/slurmdbd.log"
 }
 
 start() {  # $1 = DIR, $2 = name, rest = command; records the PID in DIR/pids
@@ -123,6 +194,7 @@ cmd_up() {
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed"
   for _ in $(seq 1 50); do [ -S "$dir/munge/munge.socket.2" ] && break; sleep 0.1; done
   [ -S "$dir/munge/munge.socket.2" ] || die "munged did not start; see $dir/log/munged.log"
+  if [ "$ACCOUNTING" = 1 ]; then start_accounting "$dir"; fi
   start "$dir" slurmctld slurmctld -D -i -f "$dir/etc/slurm.conf"
   for node in "${NODES[@]}"; do
     start "$dir" "slurmd-$node" slurmd -D -N "$node" -f "$dir/etc/slurm.conf"
@@ -174,7 +246,12 @@ cmd_down() {
 
 case "${1:-}" in
   install) cmd_install ;;
-  up) [ $# -eq 2 ] || die "usage: $0 up DIR"; cmd_up "$2" ;;
+  install-accounting) cmd_install_accounting ;;
+  up)
+    [ $# -eq 2 ] || [ "${3:-}" = --accounting ] || die "usage: $0 up DIR [--accounting]"
+    if [ "${3:-}" = --accounting ]; then ACCOUNTING=1; fi
+    cmd_up "$2"
+    ;;
   down) [ $# -eq 2 ] || die "usage: $0 down DIR"; cmd_down "$2" ;;
-  *) die "usage: $0 install | up DIR | down DIR" ;;
+  *) die "usage: $0 install | install-accounting | up DIR [--accounting] | down DIR" ;;
 esac

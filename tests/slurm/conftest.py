@@ -17,11 +17,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "local_slurm.sh"
 BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "squeue")
+ACCOUNTING_BINARIES = ("slurmdbd", "mariadbd", "mariadb-install-db", "mariadb-admin", "sacctmgr")
 NO_APT = "PACS_NO_APT"  # =1: never apt-get install; skip these tests when SLURM is missing
 INSTALL_NOTICE = (
     "tests/slurm: SLURM is not installed here; installing Debian's slurm-wlm and munge now "
     "(tools/local_slurm.sh install: apt-get update; apt-get install --no-install-recommends "
     f"slurm-wlm munge; they stay installed). {NO_APT}=1 skips these tests instead."
+)
+ACCOUNTING_NOTICE = (
+    "tests/slurm: slurmdbd and MariaDB are not installed here; installing Debian's slurmdbd and "
+    "mariadb-server now (tools/local_slurm.sh install-accounting; their system services are kept "
+    f"from starting; they stay installed). {NO_APT}=1 skips the accounting test instead."
 )
 
 
@@ -64,35 +70,48 @@ def _announce(config, text: str) -> None:
         sys.stderr.flush()
 
 
-def _host_problem(config) -> str | None:
+def _install(config, binaries: tuple[str, ...], what: str, command: str, notice: str) -> str | None:
+    """Install what provides ``binaries`` with ``tools/local_slurm.sh COMMAND`` (apt-get), saying
+    so first; why not (a reason to skip), or None when they are there."""
+    missing = [b for b in binaries if not shutil.which(b)]
+    if not missing:
+        return None
+    if os.environ.get(NO_APT) == "1":
+        return f"{NO_APT}=1: {what} is not installed ({', '.join(missing)} missing) and apt-get may not install it"
+    if not shutil.which("apt-get"):
+        return (
+            f"{what} is not installed and there is no apt-get to install it ({', '.join(missing)})"
+        )
+    _announce(config, notice)
+    result = subprocess.run(
+        ["bash", str(SCRIPT), command], capture_output=True, text=True, timeout=900, check=False
+    )
+    if result.returncode != 0:
+        pytest.fail(
+            f"tools/local_slurm.sh {command} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        )
+    return None
+
+
+def _host_problem(config, accounting: bool = False) -> str | None:
     """Why this machine cannot host the cluster, or None; installs the packages when it can
     (saying so first), unless PACS_NO_APT=1."""
     if not sys.platform.startswith("linux"):
         return "a local SLURM cluster needs Linux"
     if os.geteuid() != 0:
         return "a local SLURM cluster needs root (slurmd starts job steps as the submitting user)"
-    missing = [b for b in BINARIES if not shutil.which(b)]
-    if not missing:
-        return None
-    if os.environ.get(NO_APT) == "1":
-        return f"{NO_APT}=1: SLURM is not installed ({', '.join(missing)} missing) and apt-get may not install it"
-    if not shutil.which("apt-get"):
-        return f"slurm-wlm/munge are not installed and there is no apt-get to install them ({BINARIES})"
-    _announce(config, INSTALL_NOTICE)
-    result = subprocess.run(
-        ["bash", str(SCRIPT), "install"], capture_output=True, text=True, timeout=900, check=False
+    problem = _install(config, BINARIES, "SLURM", "install", INSTALL_NOTICE)
+    if problem or not accounting:
+        return problem
+    return _install(
+        config, ACCOUNTING_BINARIES, "SLURM accounting", "install-accounting", ACCOUNTING_NOTICE
     )
-    if result.returncode != 0:
-        pytest.fail(
-            f"tools/local_slurm.sh install failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
-        )
-    return None
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory, pytestconfig):
-    """SLURM_CONF of a running two-node cluster; afterwards: its processes gone, /etc unchanged."""
-    problem = _host_problem(pytestconfig)
+def _run_cluster(config, accounting: bool):
+    """Start a cluster (``tools/local_slurm.sh up``), yield its SLURM_CONF and folder; afterwards
+    stop it and check that none of its processes is left and that /etc is unchanged."""
+    problem = _host_problem(config, accounting)
     if problem:
         pytest.skip(problem)
     etc_before = etc_digest()
@@ -101,10 +120,10 @@ def slurm_cluster(tmp_path_factory, pytestconfig):
         subprocess.check_output(["mktemp", "-d", "/tmp/pacs-slurm.XXXX"], text=True).strip()
     )
     up = subprocess.run(
-        ["bash", str(SCRIPT), "up", str(cluster_dir)],
+        ["bash", str(SCRIPT), "up", str(cluster_dir), *(["--accounting"] if accounting else [])],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,
         check=False,
     )
     if up.returncode != 0:
@@ -126,6 +145,32 @@ def slurm_cluster(tmp_path_factory, pytestconfig):
     shutil.rmtree(cluster_dir, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def slurm_cluster(pytestconfig):
+    """SLURM_CONF of a running two-node cluster without accounting (job states from squeue)."""
+    yield from _run_cluster(pytestconfig, accounting=False)
+
+
+@pytest.fixture(scope="module")
+def slurm_accounting_cluster(pytestconfig):
+    """SLURM_CONF of a two-node cluster with accounting: its own slurmdbd and MariaDB (job states
+    from sacct; MinJobAge=2, so squeue soon forgets an ended job)."""
+    yield from _run_cluster(pytestconfig, accounting=True)
+
+
+def submit_env(cluster: dict) -> dict[str, str]:
+    """The environment to submit with: the cluster's SLURM_CONF, this venv first on PATH, no
+    SLURM_* of any outer job, the hub off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SRUN_", "SBATCH_"))}
+    env.update(
+        SLURM_CONF=cluster["SLURM_CONF"],
+        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
 def _marked(pid: str, cluster_dir: Path) -> bool:
     try:
         return f"PACS_LOCAL_SLURM={cluster_dir}".encode() in Path(
@@ -135,18 +180,16 @@ def _marked(pid: str, cluster_dir: Path) -> bool:
         return False
 
 
+@pytest.fixture(scope="module")
+def slurm_accounting_env(slurm_accounting_cluster) -> dict[str, str]:
+    """The environment to submit to the accounting cluster with (:func:`submit_env`)."""
+    return submit_env(slurm_accounting_cluster)
+
+
 @pytest.fixture(scope="session")
 def slurm_env(slurm_cluster) -> dict[str, str]:
-    """The environment to submit with: the cluster's SLURM_CONF, this venv first on PATH, no
-    SLURM_* of any outer job, the hub off."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SRUN_", "SBATCH_"))}
-    env.update(
-        SLURM_CONF=slurm_cluster["SLURM_CONF"],
-        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
-        HF_HUB_OFFLINE="1",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
+    """The environment to submit to the session's cluster with (:func:`submit_env`)."""
+    return submit_env(slurm_cluster)
 
 
 @pytest.fixture(scope="session")
