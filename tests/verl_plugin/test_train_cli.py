@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pacs.config import load_config, load_profile
+from pacs.methods import traits
 from pacs.verl_plugin.cluster import slurm
 from pacs.verl_plugin.launch import train
 from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
@@ -89,7 +90,9 @@ def test_dry_run_prints_the_full_verl_command(config_path, run_name, model, caps
     assert cmd[3:] == build_overrides(
         profile, profile.run(run_name), model, 0, paths, shape, log
     ) + [f"hydra.run.dir={out.resolve() / 'hydra'}"]
-    expected_mode = "pacs_sync" if profile.run(run_name).method.name == "pacs" else "sync"
+    # a loss that reads whole groups (PACS, REAL: MethodTraits) runs under pacs_sync
+    whole = traits(profile.run(run_name).method).needs_whole_groups
+    expected_mode = "pacs_sync" if whole else "sync"
     assert f"trainer.v1.trainer_mode={expected_mode}" in cmd
     assert f"trainer.default_local_dir={out.resolve() / 'checkpoints'}" in cmd
 
