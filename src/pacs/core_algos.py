@@ -66,6 +66,18 @@ def _check_1d(name: str, t: torch.Tensor) -> None:
         raise ValueError(f"{name} must be 1-D [B], got shape {tuple(t.shape)}")
 
 
+def _check_labelled_batch(logp: torch.Tensor, ref_logp: torch.Tensor, labels: torch.Tensor) -> None:
+    """``logp`` is [B, T], ``labels`` one per row, and nothing is NaN (the classification losses)."""
+    if logp.dim() != 2:
+        raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
+    _check_1d("labels", labels)
+    if labels.shape[0] != logp.shape[0]:
+        raise ValueError(
+            f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}"
+        )
+    _check_no_nan(logp=logp, ref_logp=ref_logp, labels=labels)
+
+
 # --------------------------------------------------------------------------------------------
 # Masked reductions
 # --------------------------------------------------------------------------------------------
@@ -190,14 +202,7 @@ def pacs_loss(
     weight_mean, reward_proxy_mean.
     """
     _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
-    if logp.dim() != 2:
-        raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
-    _check_1d("labels", labels)
-    if labels.shape[0] != logp.shape[0]:
-        raise ValueError(
-            f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}"
-        )
-    _check_no_nan(logp=logp, ref_logp=ref_logp, labels=labels)
+    _check_labelled_batch(logp, ref_logp, labels)
     _check_group_size(logp.shape[0], group_size, score)
     if labels.is_floating_point() and ((labels < 0) | (labels > 1)).any():
         raise ValueError("labels must lie in [0, 1]")
@@ -395,14 +400,7 @@ def real_loss(
     ms-swift); "sum" → Σ_g L_g. Returns (loss, stats: score_mean, pos_score_mean,
     neg_score_mean, mixed_frac).
     """
-    if logp.dim() != 2:
-        raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
-    _check_1d("labels", labels)
-    if labels.shape[0] != logp.shape[0]:
-        raise ValueError(
-            f"shape mismatch: labels has {labels.shape[0]} rows, logp has {logp.shape[0]}"
-        )
-    _check_no_nan(logp=logp, ref_logp=ref_logp, labels=labels)
+    _check_labelled_batch(logp, ref_logp, labels)
     if tau <= 0:
         raise ValueError(f"tau must be > 0, got {tau}")
     if reduction not in ("mean", "sum"):
