@@ -584,7 +584,7 @@ def table3(ctx: ReportContext) -> TableDoc | None:
         return None
     return TableDoc(
         "table3_diversity",
-        "Table 3: diversity of correct responses",
+        "Table 3: diversity of correct responses (one seed per run)",
         _diversity_caption(div),
         sections,
         pd.DataFrame(long_rows, columns=DIVERSITY_CSV_COLUMNS),
@@ -656,7 +656,8 @@ def _diversity_caption(div: pd.DataFrame) -> str:
     embedders = sorted({e for e in div["embedder"] if e})
     return (
         "Diversity D = mean pairwise cosine distance of correct responses (problems with at "
-        "least two correct), as computed by the diversity stage; '–' = D undefined "
+        "least two correct), as computed by the diversity stage, on one seed per run (each run's "
+        "first: the diversity stage embeds no other), so no spread across seeds; '–' = D undefined "
         f"(no problem with two correct responses). Embedder: {', '.join(embedders) or 'not stated'}"
         " (paper: Qwen3-Embedding-0.6B)."
     )
