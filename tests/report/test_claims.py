@@ -85,6 +85,32 @@ def _ci(res):
     return res.ci_low, res.ci_high
 
 
+def test_seed_t_interval_hand_computed():
+    """Differences 1, 2, 3: mean 2, SE 1/sqrt(3), t_0.975(2 df) = 4.302653, t = 3.4641."""
+    res = C.seed_t_interval(np.array([[1.0], [2.0], [3.0]]))
+    half = 4.302653 / math.sqrt(3)
+    assert (res.diff, res.seeds, res.method) == (2.0, 3, C.SEED_T)
+    assert (res.ci_low, res.ci_high) == pytest.approx((2 - half, 2 + half), abs=1e-5)
+    assert res.p == pytest.approx(0.0742, abs=1e-4)
+    assert C.verdict(res.ci_low, res.ci_high) == "not separable"
+    one = C.seed_t_interval(np.array([[0.5], [np.nan]]))
+    assert one.seeds == 1 and math.isnan(one.ci_low) and math.isnan(one.p)
+    assert C.rules_out(one.ci_low, one.ci_high).startswith("nothing")
+
+
+def test_holm_hand_computed():
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert C.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    got = C.holm([float("nan"), 0.02, 0.8])
+    assert math.isnan(got[0]) and got[1:] == pytest.approx([0.04, 0.8])
+    assert C.holm_verdict(-1.0, 0.01) == "reversed" and C.holm_verdict(1.0, 0.06) == "not separable"
+
+
+def test_bootstrap_p_counts_both_sides_and_is_never_zero():
+    assert C.bootstrap_p(np.full(99, 1.0)) == pytest.approx(2 / 100)
+    assert C.bootstrap_p(np.array([-1.0, 1.0, 1.0, 1.0])) == pytest.approx(2 * 2 / 5)
+
+
 def test_claim_verdicts_aggregate():
     table = pd.DataFrame(
         {
@@ -176,6 +202,11 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
         ref.loc["grpo", "verdict"] == "not separable" and ref.loc["pacs", "verdict"] == "reversed"
     )
     assert (table["seeds"] == 5).all()
+    intervals = dict(zip(table["metric"].str.split(" ").str[0], table["interval"]))
+    assert intervals["token"] == C.SEED_T and intervals["pass@1"] == C.BOOTSTRAP
+    assert (table["p_holm"] >= table["p"]).all()
+    quiet = table[table["verdict"] == "not separable"]
+    assert len(quiet) and quiet["rules_out"].str.startswith("A − B <").all()
     md = (tmp_path / "out/tables/claims.md").read_text()
     assert "| C1 | 1 | holds |" in md and "| C7 | 1 | not separable |" in md
     assert ("figures/claims_curves.png" in {rel for rel, _ in log.written}) == figures

@@ -16,6 +16,13 @@ averages the resampled cells. The minimum detectable effect is (z_0.975 + z_0.8)
 SE with SE the bootstrap standard deviation: the true difference that a two-sided 5 % test
 detects with 80 % power (normal approximation).
 
+A metric with one value per seed (token entropy) has no problems to resample, and a percentile
+bootstrap over 5 seeds covers about 83 %, not 95 %: it gets the paired t-interval over seeds
+(n − 1 degrees of freedom) instead, and its MDE uses t quantiles. Every row names its interval
+method and carries a two-sided p-value (t-test, or the bootstrap's share of resamples across 0);
+the verdict applies Holm's correction within each claim family (C1, C2, ...), so a family of
+several baselines is not read as several independent chances to hold.
+
 Per-problem values come from ``eval/<model>/<run>/seed<k>/<benchmark>/paths.json``
 (:mod:`pacs.evaluation.paths`), training curves from ``metrics.jsonl``.
 """
@@ -39,6 +46,9 @@ from .loaders import _read_json
 from .outputs import OutputLog
 
 Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
+ALPHA = 0.05
+BOOTSTRAP = "paired bootstrap over seeds × problems"
+SEED_T = "paired t over seeds"
 NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
 CLAIMS_COLUMNS = [
     "claim",
@@ -54,7 +64,11 @@ CLAIMS_COLUMNS = [
     "ci_low",
     "ci_high",
     "mde",
+    "interval",
+    "p",
+    "p_holm",
     "verdict",
+    "rules_out",
 ]
 
 
@@ -70,6 +84,8 @@ class Comparison:
     mde: float
     seeds: int
     problems: int
+    p: float = float("nan")
+    method: str = BOOTSTRAP
 
 
 def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
@@ -104,7 +120,52 @@ def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
         Z_POWER * se,
         int(np.isfinite(diff).any(axis=1).sum()),
         int(np.isfinite(diff).any(axis=0).sum()),
+        bootstrap_p(stats),
     )
+
+
+def bootstrap_p(stats: np.ndarray) -> float:
+    """Two-sided p-value of "mean = 0" from bootstrap resamples: twice the smaller share on
+    either side of 0, each share counted as (k + 1) / (B + 1) so it is never 0."""
+    n = len(stats)
+    below = (np.sum(stats <= 0) + 1) / (n + 1)
+    above = (np.sum(stats >= 0) + 1) / (n + 1)
+    return float(min(1.0, 2 * min(below, above)))
+
+
+def seed_t_interval(diff: np.ndarray) -> Comparison:
+    """Mean of one paired difference per seed, its 95 % t-interval (n − 1 df), the two-sided
+    t-test p-value and the t-based MDE; NaN seeds are left out. Fewer than 2 seeds: no
+    interval (NaN bounds, p = NaN)."""
+    from scipy import stats as st
+
+    d = np.asarray(diff, dtype=np.float64).ravel()
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        raise ValueError("seed_t_interval: no seed with a value")
+    mean, n = float(d.mean()), int(d.size)
+    if n < 2:
+        nan = float("nan")
+        return Comparison(mean, nan, nan, nan, nan, n, 1, nan, SEED_T)
+    se = float(d.std(ddof=1) / np.sqrt(n))
+    t975, t80 = st.t.ppf(0.975, n - 1), st.t.ppf(0.8, n - 1)
+    if se == 0:
+        p = 1.0 if mean == 0 else 0.0
+    else:
+        p = float(2 * st.t.sf(abs(mean / se), n - 1))
+    return Comparison(
+        mean, mean - t975 * se, mean + t975 * se, se, (t975 + t80) * se, n, 1, p, SEED_T
+    )
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (NaN stays NaN and is not counted)."""
+    order = sorted((p, i) for i, p in enumerate(p_values) if np.isfinite(p))
+    m, running, out = len(order), 0.0, [float("nan")] * len(p_values)
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
 
 
 def verdict(ci_low: float, ci_high: float) -> str:
@@ -114,6 +175,20 @@ def verdict(ci_low: float, ci_high: float) -> str:
     if ci_high < 0:
         return "reversed"
     return "not separable"
+
+
+def holm_verdict(diff: float, p_holm: float) -> str:
+    """The verdict after Holm's correction: the sign of A − B where its adjusted p < α."""
+    if not np.isfinite(p_holm) or p_holm >= ALPHA:
+        return "not separable"
+    return "holds" if diff > 0 else "reversed"
+
+
+def rules_out(ci_low: float, ci_high: float) -> str:
+    """What a 'not separable' row still says: the differences its 95 % CI excludes."""
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return "nothing (too few seeds for an interval)"
+    return f"A − B < {_fmt(ci_low)} or > {_fmt(ci_high)}"
 
 
 # ----------------------------------------------------------------------------- per-cell data
@@ -238,7 +313,10 @@ def compare(
             a, b = a * 100.0, b * 100.0  # percentage points
     if a is None or a.size == 0 or not np.isfinite(a - b).any():
         return None
-    res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
+    if row.metric == "entropy":  # one value per seed: no problems to resample
+        res = seed_t_interval(a - b)
+    else:
+        res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
     both = np.isfinite(a - b)
     return {
         "claim": row.claim,
@@ -254,7 +332,9 @@ def compare(
         "ci_low": res.ci_low,
         "ci_high": res.ci_high,
         "mde": res.mde,
-        "verdict": verdict(res.ci_low, res.ci_high),
+        "interval": res.method,
+        "p": res.p,
+        "verdict": "pending",  # with_holm_verdicts decides it within the claim family
     }
 
 
@@ -300,17 +380,27 @@ def _fmt(v: float) -> str:
     return f"{v:+.3f}" if abs(v) < 10 else f"{v:+.2f}"
 
 
+def _p(v: float) -> str:
+    return "–" if not np.isfinite(v) else f"{v:.3f}" if v >= 0.001 else "< 0.001"
+
+
 def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
     """``claims.md``: the per-claim verdicts, then every comparison."""
+    table = table.reindex(columns=CLAIMS_COLUMNS).astype({"interval": object, "rules_out": object})
+    table = table.fillna({"interval": BOOTSTRAP, "rules_out": ""})
     lines = [
         "# Claims of the paper, tested at this scale",
         "",
         (
             "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
-            f"95 % CI: paired bootstrap, seeds and problems resampled independently ({n_boot_note}). "
-            "MDE: the smallest true difference detectable with 80 % power at α = 0.05 "
-            "(2.80 × bootstrap SE). Verdict: **holds** (CI above 0), **reversed** (CI below 0), "
-            "**not separable** (CI contains 0). pass@k in percentage points."
+            "95 % CI, named per row: a paired bootstrap, seeds and problems resampled "
+            f"independently ({n_boot_note}), or, for a metric with one value per seed (token "
+            "entropy), the paired t-interval over seeds (n − 1 df). MDE: the smallest true "
+            "difference detectable with 80 % power at α = 0.05. p: two-sided (t-test, or the "
+            "bootstrap's share of resamples across 0); p (Holm): adjusted within the claim family. "
+            "Verdict from p (Holm) < 0.05: **holds** (A above B), **reversed** (A below B), else "
+            "**not separable**, with the differences its CI still rules out. pass@k in "
+            "percentage points."
         ),
         "",
         "## Verdict per claim",
@@ -325,14 +415,18 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
         "",
         "## Every comparison",
         "",
-        "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | MDE | verdict |",
-        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|:---|",
+        (
+            "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | interval "
+            "| MDE | p | p (Holm) | verdict | rules out |"
+        ),
+        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|:---|---:|---:|---:|:---|:---|",
     ]
     for r in table[table["verdict"] != NO_DATA].itertuples():
         lines.append(
             f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
             f"{r.mean_a:.3f} | {r.mean_b:.3f} | {_fmt(r.diff)} | "
-            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.mde:.3f} | {r.verdict} |"
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.interval} | {r.mde:.3f} | "
+            f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} |"
         )
     missing = table[table["verdict"] == NO_DATA]
     if len(missing):
@@ -372,7 +466,22 @@ def build_claims(ctx: ReportContext, settings: ClaimsSpec) -> pd.DataFrame:
                 "verdict": NO_DATA,
             }
         )
-    return pd.DataFrame(rows, columns=CLAIMS_COLUMNS)
+    return with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS))
+
+
+def with_holm_verdicts(table: pd.DataFrame) -> pd.DataFrame:
+    """Holm-adjusted p within each claim family, the verdict from it, and for every row that
+    is not separable the differences its CI excludes. Rows without data keep NO_DATA."""
+    table = table.astype({"rules_out": object, "p_holm": float})
+    has = table["verdict"] != NO_DATA
+    for idx in table[has].groupby("claim", sort=False).groups.values():
+        table.loc[idx, "p_holm"] = holm(table.loc[idx, "p"].astype(float).tolist())
+    for i in table.index[has]:
+        r = table.loc[i]
+        table.loc[i, "verdict"] = holm_verdict(float(r["diff"]), float(r["p_holm"]))
+        if table.loc[i, "verdict"] == "not separable":
+            table.loc[i, "rules_out"] = rules_out(float(r["ci_low"]), float(r["ci_high"]))
+    return table
 
 
 def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> None:
