@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
+
+from pacs.config import load_config
 
 MODEL = "tiny"
 N = 16  # samples per problem -> k = 1, 2, 4, 8, 16
@@ -246,3 +249,90 @@ def config_dict() -> dict:
 def results_builder():
     """``build_results(root)``: write the fake results tree under ``root`` and return ``root``."""
     return build_results
+
+
+# ----------------------------------------------------------------------------- the claims tree
+# A science-profile tree for the claims table (tests/report/test_claims*.py) with planted
+# effects: PACS above GRPO in pass@k, entropy and path diversity; PACS beta=2 equal to PACS.
+
+
+CLAIMS_RUNS = {
+    "pacs": {"method": "pacs", "ablation": "main", "label": "PACS"},
+    "grpo": {"method": "grpo", "ablation": "main", "label": "GRPO"},
+    "pacs_fixed": {"method": "pacs", "ref": "fixed", "ablation": "ref", "label": "PACS fixed ref"},
+    "pacs_beta2": {"method": "pacs", "beta": 2.0, "ablation": "beta", "label": "PACS beta=2"},
+}
+CLAIMS_SKILL = {"pacs": 0.6, "grpo": 0.4, "pacs_fixed": 0.6, "pacs_beta2": 0.6}  # pass@1 per sample
+CLAIMS_ENTROPY = {"pacs": 0.8, "grpo": 0.5, "pacs_fixed": 0.5, "pacs_beta2": 0.8}
+CLAIMS_SEEDS, CLAIMS_PROBLEMS, CLAIMS_N, CLAIMS_STEPS = [0, 1, 2, 3, 4], 60, 8, 20
+CLAIMS_SCIENCE = Path(__file__).resolve().parents[2] / "configs" / "science.yaml"
+
+
+def build_claims_tree(root: Path, rng) -> Path:
+    """paths.json and metrics.jsonl of every run and seed, with the planted effects above."""
+    for run in CLAIMS_RUNS:
+        for seed in CLAIMS_SEEDS:
+            per = {}
+            for q in range(CLAIMS_PROBLEMS):
+                c = int(rng.binomial(CLAIMS_N, CLAIMS_SKILL[run]))
+                # PACS spreads its correct responses over 3 paths, GRPO always takes one.
+                paths = [f"{1 + i % (3 if run != 'grpo' else 1)}-9-8" for i in range(c)]
+                per[f"p{q}"] = {"n": CLAIMS_N, "c": c, "paths": paths, "unparsed_correct": 0}
+            out = root / f"eval/tiny/{run}/seed{seed}/synthetic"
+            out.mkdir(parents=True)
+            (out / "paths.json").write_text(
+                json.dumps(
+                    {
+                        "benchmark": "synthetic",
+                        "model": "tiny",
+                        "run": run,
+                        "seed": seed,
+                        "per_problem": per,
+                    }
+                )
+            )
+            train = root / f"train/tiny/{run}/seed{seed}"
+            train.mkdir(parents=True)
+            rows = [
+                {
+                    "step": s,
+                    "entropy": CLAIMS_ENTROPY[run] + rng.normal(0, 0.02),
+                    "path_diversity": 0.5,
+                    "path_entropy": 0.7,
+                }
+                for s in range(1, CLAIMS_STEPS + 1)
+            ]
+            (train / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+def claims_config(path: Path, claims: dict | None = None, **extra) -> Path:
+    """The science profile with the claims tree's runs and seeds, ``claims:`` set to ``claims``
+    (None: no section) and ``extra`` top-level keys, written to ``path``."""
+    cfg = {
+        **load_config(CLAIMS_SCIENCE),
+        "runs": CLAIMS_RUNS,
+        "seeds": {"main": CLAIMS_SEEDS, "ablation": CLAIMS_SEEDS},
+    }
+    cfg.pop("claims", None)
+    if claims is not None:
+        cfg["claims"] = claims
+    path.write_text(yaml.safe_dump({**cfg, **extra}))
+    return path
+
+
+_DEFAULT_CLAIMS = {"bootstrap": 300}
+
+
+@pytest.fixture(scope="session")
+def claims_tree() -> SimpleNamespace:
+    """The claims tree's constants, ``build(root, rng)`` and ``config(path, claims=...)``."""
+    return SimpleNamespace(
+        runs=CLAIMS_RUNS,
+        seeds=CLAIMS_SEEDS,
+        n=CLAIMS_N,
+        problems=CLAIMS_PROBLEMS,
+        science=CLAIMS_SCIENCE,
+        build=build_claims_tree,
+        config=lambda path, claims=_DEFAULT_CLAIMS, **extra: claims_config(path, claims, **extra),
+    )

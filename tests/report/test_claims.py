@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from pacs.config import ClaimsSpec, load_config, parse_profile
 from pacs.report import claims as C
@@ -127,68 +125,17 @@ def test_claim_verdicts_aggregate():
 
 
 # ----------------------------------------------------------------------------- a synthetic tree
+# (the tree itself: conftest.build_claims_tree, given by the claims_tree fixture)
 
-RUNS = {
-    "pacs": {"method": "pacs", "ablation": "main", "label": "PACS"},
-    "grpo": {"method": "grpo", "ablation": "main", "label": "GRPO"},
-    "pacs_fixed": {"method": "pacs", "ref": "fixed", "ablation": "ref", "label": "PACS fixed ref"},
-    "pacs_beta2": {"method": "pacs", "beta": 2.0, "ablation": "beta", "label": "PACS beta=2"},
-}
-SKILL = {"pacs": 0.6, "grpo": 0.4, "pacs_fixed": 0.6, "pacs_beta2": 0.6}  # pass@1 per sample
-ENTROPY = {"pacs": 0.8, "grpo": 0.5, "pacs_fixed": 0.5, "pacs_beta2": 0.8}
-SEEDS, PROBLEMS, N, STEPS = [0, 1, 2, 3, 4], 60, 8, 20
 SCIENCE = Path(__file__).resolve().parents[2] / "configs" / "science.yaml"
 
 
-def _tree(root, rng):
-    for run in RUNS:
-        for seed in SEEDS:
-            per = {}
-            for q in range(PROBLEMS):
-                c = int(rng.binomial(N, SKILL[run]))
-                # PACS spreads its correct responses over 3 paths, GRPO always takes one.
-                paths = [f"{1 + i % (3 if run != 'grpo' else 1)}-9-8" for i in range(c)]
-                per[f"p{q}"] = {"n": N, "c": c, "paths": paths, "unparsed_correct": 0}
-            out = root / f"eval/tiny/{run}/seed{seed}/synthetic"
-            out.mkdir(parents=True)
-            (out / "paths.json").write_text(
-                json.dumps(
-                    {
-                        "benchmark": "synthetic",
-                        "model": "tiny",
-                        "run": run,
-                        "seed": seed,
-                        "per_problem": per,
-                    }
-                )
-            )
-            train = root / f"train/tiny/{run}/seed{seed}"
-            train.mkdir(parents=True)
-            rows = [
-                {
-                    "step": s,
-                    "entropy": ENTROPY[run] + rng.normal(0, 0.02),
-                    "path_diversity": 0.5,
-                    "path_entropy": 0.7,
-                }
-                for s in range(1, STEPS + 1)
-            ]
-            (train / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
 @pytest.mark.parametrize("figures", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures):
-    _tree(tmp_path / "results", np.random.default_rng(0))
-    cfg = {
-        **load_config(SCIENCE),
-        "runs": RUNS,
-        "seeds": {"main": SEEDS, "ablation": SEEDS},
-        "claims": {"bootstrap": 300},
-    }
-    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    log = build_report(
-        tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=figures
-    )
+def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures, claims_tree):
+    claims_tree.build(tmp_path / "results", np.random.default_rng(0))
+    cfg = claims_tree.config(tmp_path / "cfg.yaml")
+    log = build_report(cfg, tmp_path / "results", tmp_path / "out", figures=figures)
+    N = claims_tree.n
     table = pd.read_csv(tmp_path / "out/tables/claims.csv")
     got = {(r.claim, r.run_b, r.metric.split(" ")[0]): r for r in table.itertuples()}
     assert got["C1", "grpo", "pass@1"].verdict == "holds"
@@ -221,12 +168,10 @@ def test_claims_section_is_optional_with_defaults():
         parse_profile({**raw, "claims": {"late_fraction": 0}})
 
 
-def test_no_claims_section_no_claims_table(tmp_path):
-    _tree(tmp_path / "results", np.random.default_rng(0))
-    cfg = {**load_config(SCIENCE), "runs": RUNS, "seeds": {"main": SEEDS, "ablation": SEEDS}}
-    del cfg["claims"]
-    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    build_report(tmp_path / "cfg.yaml", tmp_path / "results", tmp_path / "out", figures=False)
+def test_no_claims_section_no_claims_table(tmp_path, claims_tree):
+    claims_tree.build(tmp_path / "results", np.random.default_rng(0))
+    cfg = claims_tree.config(tmp_path / "cfg.yaml", claims=None)
+    build_report(cfg, tmp_path / "results", tmp_path / "out", figures=False)
     assert not (tmp_path / "out/tables/claims.md").exists()
 
 
@@ -267,13 +212,13 @@ def test_a_comparison_without_data_is_listed_not_dropped():
     assert md.count("| C4 |") == 1  # in the verdict list only
 
 
-def test_every_claims_baseline_method_gets_the_baseline_rows():
+def test_every_claims_baseline_method_gets_the_baseline_rows(claims_tree):
     """MethodTraits.claims_baseline: GRPO, PPO, DAPO and REAL are each compared with PACS on
     C1-C4; C3-ref (the reference ablations' entropy) only with GRPO (entropy_baseline)."""
     from pacs.report.context import ReportContext
 
     runs = {
-        **RUNS,
+        **claims_tree.runs,
         "ppo": {"method": "ppo", "ablation": "main", "label": "PPO"},
         "dapo": {"method": "dapo", "ablation": "main", "label": "DAPO"},
         "real": {"method": "real", "ablation": "main", "label": "REAL"},

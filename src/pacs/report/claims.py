@@ -219,14 +219,15 @@ def problem_metric(per_problem: dict, metric: str, k: int = 1) -> pd.Series:
 
 
 def paired_matrix(tables: dict, run_a: str, run_b: str, metric: str, k: int = 1):
-    """[seeds, problems] values of A and of B over the seeds and problems both have."""
+    """[seeds, problems] frames of A and of B (index seed, columns problem id) over the seeds
+    and problems both have; (None, None) without a common seed."""
     seeds = sorted({s for r, s in tables if r == run_a} & {s for r, s in tables if r == run_b})
     if not seeds:
         return None, None
     a = pd.DataFrame({s: problem_metric(tables[run_a, s], metric, k) for s in seeds}).T
     b = pd.DataFrame({s: problem_metric(tables[run_b, s], metric, k) for s in seeds}).T
     cols = a.columns.intersection(b.columns)
-    return a[cols].to_numpy(), b[cols].to_numpy()
+    return a[cols], b[cols]
 
 
 def late_entropy(metrics: pd.DataFrame, run: str, late_fraction: float, column: str) -> pd.Series:
@@ -298,32 +299,59 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     return rows
 
 
-def compare(
+Matrices = tuple[pd.DataFrame, pd.DataFrame]  # A and B: index seed, columns problem id
+
+
+def comparison_matrices(
     row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec
-) -> dict | None:
-    """One claims-table row as a dict (CLAIMS_COLUMNS), or None when a run has no results."""
+) -> Matrices | None:
+    """The [seeds, problems] values of A and B that ``row`` compares, as the statistics use them
+    (pass@k in percentage points; entropy: one column named ''), or None without a common seed."""
     if row.metric == "entropy":
         a = late_entropy(metrics, row.run_a, settings.late_fraction, "entropy")
         b = late_entropy(metrics, row.run_b, settings.late_fraction, "entropy")
         seeds = a.index.intersection(b.index)
-        a, b = a[seeds].to_numpy()[:, None], b[seeds].to_numpy()[:, None]
-    else:
-        a, b = paired_matrix(tables, row.run_a, row.run_b, row.metric, row.k)
-        if a is not None and row.metric == "pass_at_k":
-            a, b = a * 100.0, b * 100.0  # percentage points
-    if a is None or a.size == 0 or not np.isfinite(a - b).any():
-        return None
-    if row.metric == "entropy":  # one value per seed: no problems to resample
-        res = seed_t_interval(a - b)
-    else:
-        res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
-    both = np.isfinite(a - b)
+        return a[seeds].to_frame(""), b[seeds].to_frame("")
+    a, b = paired_matrix(tables, row.run_a, row.run_b, row.metric, row.k)
+    if a is not None and row.metric == "pass_at_k":
+        a, b = a * 100.0, b * 100.0  # percentage points
+    return None if a is None else (a, b)
+
+
+def row_head(row: ClaimRow, settings: ClaimsSpec) -> dict:
+    """The columns naming a comparison: claim, statement, metric, run_a, run_b."""
     return {
         "claim": row.claim,
         "statement": row.statement,
         "metric": metric_name(row, settings),
         "run_a": row.run_a,
         "run_b": row.run_b,
+    }
+
+
+def compare(row: ClaimRow, m: Matrices | None, settings: ClaimsSpec) -> dict:
+    """One claims-table row as a dict (CLAIMS_COLUMNS) from its matrices; verdict NO_DATA when
+    no seed has a value in both runs."""
+    got = None
+    if m is not None:
+        got = matrix_stats(m[0].to_numpy(), m[1].to_numpy(), settings, row.metric == "entropy")
+    return {**row_head(row, settings), **(got or {"seeds": 0, "problems": 0, "verdict": NO_DATA})}
+
+
+def matrix_stats(
+    a: np.ndarray, b: np.ndarray, settings: ClaimsSpec, seed_level: bool
+) -> dict | None:
+    """The numbers of one row (seeds … p, verdict 'pending') from [seeds, problems] arrays of A
+    and B: the t-interval over seeds for a seed-level metric ([seeds, 1]), else the bootstrap.
+    None when no cell has both values."""
+    if a.size == 0 or not np.isfinite(a - b).any():
+        return None
+    if seed_level:  # one value per seed: no problems to resample
+        res = seed_t_interval(a - b)
+    else:
+        res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
+    both = np.isfinite(a - b)
+    return {
         "seeds": res.seeds,
         "problems": res.problems,
         "mean_a": float(a[both].mean()),
@@ -445,28 +473,55 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
     return "\n".join(lines) + "\n"
 
 
-def build_claims(ctx: ReportContext, settings: ClaimsSpec) -> pd.DataFrame:
-    """Every comparison's row (CLAIMS_COLUMNS) for the first configured benchmark."""
+def claim_matrices(
+    ctx: ReportContext, settings: ClaimsSpec
+) -> list[tuple[ClaimRow, Matrices | None]]:
+    """Every comparison of the first configured benchmark with its A and B matrices (or None)."""
     bench = ctx.spec.data.benchmarks[0]
     tables = load_problem_tables(ctx.results.root, bench)
     n_min = min((p["n"] for per in tables.values() for p in per.values()), default=1)
-    rows = []
-    for row in claim_rows(ctx, n_min):
-        got = compare(row, tables, ctx.results.metrics, settings)
-        rows.append(
-            got
-            or {
-                "claim": row.claim,
-                "statement": row.statement,
-                "metric": metric_name(row, settings),
-                "run_a": row.run_a,
-                "run_b": row.run_b,
-                "seeds": 0,
-                "problems": 0,
-                "verdict": NO_DATA,
-            }
-        )
+    return [
+        (row, comparison_matrices(row, tables, ctx.results.metrics, settings))
+        for row in claim_rows(ctx, n_min)
+    ]
+
+
+def build_claims(
+    ctx: ReportContext, settings: ClaimsSpec, matrices: list | None = None
+) -> pd.DataFrame:
+    """Every comparison's row (CLAIMS_COLUMNS), from ``claim_matrices`` (computed if not given)."""
+    matrices = claim_matrices(ctx, settings) if matrices is None else matrices
+    rows = [compare(row, m, settings) for row, m in matrices]
     return with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS))
+
+
+CELLS_COLUMNS = [
+    "row", "claim", "statement", "metric", "run_a", "run_b", "seed", "problem", "value_a", "value_b"
+]  # fmt: skip
+
+
+def claims_cells(matrices: list, settings: ClaimsSpec) -> pd.DataFrame:
+    """The raw cells behind the claims table (CELLS_COLUMNS), one line per (comparison, seed,
+    problem) in matrix order: ``row`` is the comparison's line in claims.csv (0-based), value_a
+    and value_b as the statistics use them (NaN: undefined, left out), problem '' for a
+    seed-level metric; a comparison without a common seed gets one line with no seed."""
+    parts = []
+    for i, (row, m) in enumerate(matrices):
+        head = {"row": i, **row_head(row, settings)}
+        if m is None or m[0].size == 0:
+            parts.append(pd.DataFrame([{**head, "problem": ""}]))
+            continue
+        a, b = m
+        s, q = a.shape
+        cells = {
+            "seed": np.repeat(a.index.to_numpy(), q),
+            "problem": np.tile(a.columns.astype(str).to_numpy(), s),
+            "value_a": a.to_numpy().ravel(),
+            "value_b": b.to_numpy().ravel(),
+        }
+        parts.append(pd.DataFrame({**head, **cells}))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return out.reindex(columns=CELLS_COLUMNS).astype({"seed": "Int64"})
 
 
 def with_holm_verdicts(table: pd.DataFrame) -> pd.DataFrame:
@@ -489,7 +544,8 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
     settings = ctx.spec.claims
     if settings is None:
         return
-    table = build_claims(ctx, settings)
+    matrices = claim_matrices(ctx, settings)
+    table = build_claims(ctx, settings, matrices)
     if table.empty or (table["verdict"] == NO_DATA).all():
         log.skip(
             "claims table", "no paths.json or metrics of PACS and a baseline with common seeds"
@@ -499,6 +555,11 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
         "tables/claims.csv",
         table.to_csv(index=False, lineterminator="\n"),
         "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)",
+    )
+    log.write_text(
+        "tables/claims_cells.csv",
+        claims_cells(matrices, settings).to_csv(index=False, lineterminator="\n"),
+        "Claims C1-C7: every (comparison, seed, problem) value behind claims.csv (tidy, CSV)",
     )
     log.write_text(
         "tables/claims.md",
