@@ -186,7 +186,7 @@ def test_runtime_notes_count_dynamic_sampling_rounds_and_capped_steps():
     """DAPO's extra generation is in its times; the note says how much and when the cap hit."""
     import pandas as pd
 
-    from pacs.report.tables import dynamic_sampling_notes
+    from pacs.report.runtime_table import dynamic_sampling_notes
 
     class Ctx:
         @staticmethod
