@@ -13,8 +13,8 @@ from pacs.report.figures import fig4
 from pacs.report.loaders import load_results
 from pacs.report.outputs import OutputLog
 from pacs.report.paper import load_paper_numbers
-from pacs.report.style import figure_style
 from pacs.report.settings_table import table4_5
+from pacs.report.style import figure_style
 
 
 def section_frame(md: str, heading: str) -> list[str]:
