@@ -198,8 +198,10 @@ def pacs_loss(
     ``reduction``: "mean" → mean_i w_i ℓ_i (torch's weighted BCEWithLogitsLoss: it does NOT divide
     by Σw); "sum" → Σ_i w_i ℓ_i; "none" → [B].
     The gradient is mean_i w_i (σ(ψ_i) − r_i) ∇ψ_i (eq. 5).
-    Returns (loss, stats) with stats psi_mean, sigma_mean, score_acc (σ(ψ) > 0.5 vs r ≥ 0.5),
-    weight_mean, reward_proxy_mean.
+    Returns (loss, stats) with stats psi_mean (0 by construction for rloo/grpo/drgrpo scores),
+    psi_abs_mean, psi_std (how far ψ has moved: with a reference reset every step, ψ ≡ 0 on the
+    step's first mini-batch), sigma_mean, sigma_std (σ(ψ)'s spread), score_acc (σ(ψ) > 0.5 vs
+    r ≥ 0.5), weight_mean.
     """
     _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
     _check_labelled_batch(logp, ref_logp, labels)
@@ -226,11 +228,19 @@ def pacs_loss(
         sigma = torch.sigmoid(psi)
         stats = {
             "psi_mean": psi.mean().item(),
+            "psi_abs_mean": psi.abs().mean().item(),
+            "psi_std": _population_std(psi),
             "sigma_mean": sigma.mean().item(),
+            "sigma_std": _population_std(sigma),
             "score_acc": ((sigma > 0.5) == (labels >= 0.5)).float().mean().item(),
             "weight_mean": weights.mean().item(),
         }
     return loss, stats
+
+
+def _population_std(x: torch.Tensor) -> float:
+    """Std over all elements of ``x`` (population, so one response gives 0, not NaN)."""
+    return x.float().std(unbiased=False).item()
 
 
 # --------------------------------------------------------------------------------------------

@@ -109,6 +109,7 @@ def test_reference_state_loss_is_mean_weight_ln2_and_gradient_nonzero():
     w = ca.balanced_weights(labels, 4)
     assert loss.item() == pytest.approx(w.mean().item() * LN2, rel=1e-12)
     assert stats["psi_mean"] == 0.0 and stats["sigma_mean"] == 0.5
+    assert stats["psi_abs_mean"] == 0.0 and stats["psi_std"] == 0.0 and stats["sigma_std"] == 0.0
     (grad,) = torch.autograd.grad(loss, logp)
     assert grad.abs().sum() > 0  # ψ = 0 yet the policy still moves (docs/design.md §2.5)
 
@@ -190,6 +191,10 @@ def test_stats_hand_computed():
     logp = torch.tensor([[1.0, 0.0], [-1.0, 0.0]])
     _, stats = ca.pacs_loss(logp, torch.zeros(2, 2), torch.ones(2, 2), torch.tensor([1.0, 0.0]), 2)
     assert stats["psi_mean"] == pytest.approx(0.0)
+    assert stats["psi_abs_mean"] == pytest.approx(2.0)
+    assert stats["psi_std"] == pytest.approx(2.0)  # population std of [2, -2]
+    s = torch.sigmoid(torch.tensor(2.0)).item()
+    assert stats["sigma_std"] == pytest.approx(s - 0.5)  # σ(±2) = 0.5 ± (s − 0.5)
     assert stats["score_acc"] == 1.0
     assert stats["weight_mean"] == 1.0
 
