@@ -123,7 +123,28 @@ def reward_proxy(
     return beta * masked_sum(log_ratio, mask, dim=-1)
 
 
-def group_scores(x: torch.Tensor, group_size: int, method: str = "rloo") -> torch.Tensor:
+def _rloo_scores(g: torch.Tensor) -> torch.Tensor:
+    """[G, n] -> [G, n]: x_i − mean_{j≠i} x_j = (x_i − mean) · n / (n − 1)."""
+    n = g.shape[1]
+    return (g - g.mean(dim=1, keepdim=True)) * (n / (n - 1))
+
+
+def _grpo_scores(g: torch.Tensor) -> torch.Tensor:
+    """[G, n] -> [G, n]: (x_i − mean) / (unbiased std + 1e-6)."""
+    return (g - g.mean(dim=1, keepdim=True)) / (
+        g.std(dim=1, keepdim=True, unbiased=True) + GRPO_EPS
+    )
+
+
+def _drgrpo_scores(g: torch.Tensor) -> torch.Tensor:
+    """[G, n] -> [G, n]: x_i − mean."""
+    return g - g.mean(dim=1, keepdim=True)
+
+
+_SCORE_FUNCTIONS = {"rloo": _rloo_scores, "grpo": _grpo_scores, "drgrpo": _drgrpo_scores}
+
+
+def group_scores(x: torch.Tensor, group_size: int, score: str = "rloo") -> torch.Tensor:
     """Score of each response within its group (eq. 6 and App. D.3).
 
     x: [B] with contiguous groups of ``group_size``. Returns [B]:
@@ -132,18 +153,10 @@ def group_scores(x: torch.Tensor, group_size: int, method: str = "rloo") -> torc
     - ``drgrpo``: x_i − mean.
     """
     _check_1d("x", x)
-    if method not in SCORE_METHODS:
-        raise ValueError(f"unknown score method {method!r}; expected one of {SCORE_METHODS}")
-    groups = _check_group_size(x.shape[0], group_size, method)
-    g = x.reshape(groups, group_size)
-    mean = g.mean(dim=1, keepdim=True)
-    if method == "rloo":
-        scores = (g - mean) * (group_size / (group_size - 1))
-    elif method == "grpo":
-        scores = (g - mean) / (g.std(dim=1, keepdim=True, unbiased=True) + GRPO_EPS)
-    else:
-        scores = g - mean
-    return scores.reshape(-1)
+    if score not in SCORE_METHODS:
+        raise ValueError(f"unknown score method {score!r}; expected one of {SCORE_METHODS}")
+    groups = _check_group_size(x.shape[0], group_size, score)
+    return _SCORE_FUNCTIONS[score](x.reshape(groups, group_size)).reshape(-1)
 
 
 def balanced_weights(labels: torch.Tensor, group_size: int) -> torch.Tensor:
