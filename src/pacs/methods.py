@@ -198,8 +198,17 @@ class PacsSpec:
         return RefSchedule(self.ref, self.ref_reset_every or 1)
 
 
+class ClippedSurrogate:
+    """What the PPO-clip methods (GRPO, PPO, DAPO) share: no reference model in their loss."""
+
+    @property
+    def reference(self) -> RefSchedule | None:
+        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
+        return None
+
+
 @spec
-class GrpoSpec:
+class GrpoSpec(ClippedSurrogate):
     """GRPO baseline (paper App. B): group-normalised outcome advantage, PPO-clip loss, no KL."""
 
     TRAITS: ClassVar[MethodTraits] = MethodTraits(
@@ -216,14 +225,9 @@ class GrpoSpec:
     clip_ratio: PositiveFloat = 0.2
     """PPO-clip ε (App. B; verl's default)."""
 
-    @property
-    def reference(self) -> RefSchedule | None:
-        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
-        return None
-
 
 @spec
-class PpoSpec:
+class PpoSpec(ClippedSurrogate):
     """PPO baseline (paper App. B): clipped surrogate, a critic, GAE."""
 
     TRAITS: ClassVar[MethodTraits] = MethodTraits(
@@ -247,14 +251,9 @@ class PpoSpec:
     critic_lr: PositiveFloat = 1.0e-5
     """Critic learning rate: the official PPO script's 1e-5 (docs/design.md §2.10)."""
 
-    @property
-    def reference(self) -> RefSchedule | None:
-        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
-        return None
-
 
 @spec
-class DapoSpec:
+class DapoSpec(ClippedSurrogate):
     """DAPO baseline (Yu et al. 2025, arXiv 2503.14476; not in the PACS paper): GRPO's advantage
     with clip-higher, token-mean aggregation, dynamic sampling and an optional overlong penalty."""
 
@@ -284,11 +283,6 @@ class DapoSpec:
     response limit cost up to ``overlong_penalty`` reward, linearly; null turns it off."""
     overlong_penalty: PositiveFloat = 1.0
     """The penalty at the response limit (DAPO: 1.0)."""
-
-    @property
-    def reference(self) -> RefSchedule | None:
-        """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
-        return None
 
 
 @spec
