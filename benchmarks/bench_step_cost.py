@@ -33,7 +33,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from pacs.config import Profile, load_profile
 from pacs.data.files import write_json
 from pacs.io import read_jsonl
-from pacs.tiny import common
+from pacs.tiny import collect, common
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts
 
@@ -79,13 +79,13 @@ def engine(arm: str):
     if arm == "after":
         yield
         return
-    saved = (common.sample, tt.sample, tt.reference_is_policy)
-    common.sample = tt.sample = generate_sample
+    saved = (common.sample, collect.sample, tt.reference_is_policy)
+    common.sample = collect.sample = generate_sample
     tt.reference_is_policy = lambda state, settings: False
     try:
         yield
     finally:
-        common.sample, tt.sample, tt.reference_is_policy = saved
+        common.sample, collect.sample, tt.reference_is_policy = saved
 
 
 def timed_step(state, settings, tokenizer, rows, prompt_ids) -> dict:

@@ -33,6 +33,7 @@ def test_train_step_logs_path_metrics_on_paths_rows_only(tiny_env, small_config,
 
     from pacs.config import parse_profile
     from pacs.io import read_jsonl
+    from pacs.tiny import collect
     from pacs.tiny import train as tt
     from pacs.tiny.common import encode_prompts
 
@@ -43,13 +44,13 @@ def test_train_step_logs_path_metrics_on_paths_rows_only(tiny_env, small_config,
     texts = ["1+2=3. The answer is \\boxed{3}."] * 2 + ["2+1=3. The answer is \\boxed{3}."] * (
         n - 2
     )
-    real_sample = tt.sample
+    real_sample = collect.sample
 
     def fixed_texts(*args, **kwargs):
         roll = real_sample(*args, **kwargs)
         return dataclasses.replace(roll, texts=texts * (len(roll.texts) // n))
 
-    monkeypatch.setattr(tt, "sample", fixed_texts)
+    monkeypatch.setattr(collect, "sample", fixed_texts)
     tokenizer = AutoTokenizer.from_pretrained(tiny_env["base"])
     plain = read_jsonl(tiny_env["train"])
     for rows, want in ((plain, {}), ([{**r, "quantities": [1, 2]} for r in plain], None)):

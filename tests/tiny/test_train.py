@@ -15,6 +15,7 @@ from pacs.config import parse_profile
 from pacs.io import read_jsonl
 from pacs.tiny import checkpoint as ckpt_mod
 from pacs.tiny import train as tt
+from pacs.tiny.collect import grade_scores
 from pacs.tiny.common import encode_prompts
 
 METHOD_MATRIX = {
@@ -51,7 +52,7 @@ def unchanged(before: dict[str, torch.Tensor], module: torch.nn.Module) -> list[
     return [name for name, p in module.named_parameters() if torch.equal(before[name], p.detach())]
 
 
-def one_step(tiny_env, settings: tt.Settings, seed: int = 0, reward_fn=tt.grade_scores):
+def one_step(tiny_env, settings: tt.Settings, seed: int = 0, reward_fn=grade_scores):
     """A fresh state after one training step, its metrics row and per-mini-batch results."""
     rows = read_jsonl(tiny_env["train"])
     tokenizer = AutoTokenizer.from_pretrained(tiny_env["base"])
@@ -153,7 +154,7 @@ def test_soft_labels_pass_fractional_scores_through(tiny_env, small_config):
     def partial_credit(texts, golds):
         return [
             0.75 * s + (0.25 if "boxed" in t else 0.0)
-            for s, t in zip(tt.grade_scores(texts, golds), texts)
+            for s, t in zip(grade_scores(texts, golds), texts)
         ]
 
     _, soft, soft_mbs = one_step(

@@ -3,7 +3,8 @@
 Read it top to bottom: :func:`train_step` is one step, in the order it runs:
   1. rollout: take the next ``prompts_per_step`` training prompts and sample ``group_size``
      responses each (HF ``generate``'s tokens; temperature 1.0, top_k 0, top_p 1.0);
-  2. reward: grade them with :mod:`pacs.rewards.math` (scores in [0, 1]) and turn them into labels;
+  2. reward: grade them with :mod:`pacs.rewards.math` (scores in [0, 1]) and turn them into labels
+     (steps 1-2, and DAPO's dynamic sampling, live in :mod:`pacs.tiny.collect`);
   3. compute the rollout policy's ("old") log-probs, the reference log-probs (PACS) and the
      critic's values (PPO), mini-batch by mini-batch with the shapes the update will use;
   4. score and loss: split the batch into ``mini_batches`` mini-batches of whole groups; each
@@ -11,8 +12,9 @@ Read it top to bottom: :func:`train_step` is one step, in the order it runs:
      response by its RLOO log-ratio and takes the class-balanced BCE with its label);
   5. update: one optimizer step per mini-batch, gradients clipped at ``grad_clip``.
 Every loss, score, weight and advantage comes from :mod:`pacs.core_algos`. :func:`train` is the
-loop around it. What a first reading may skip is marked "Plumbing"; checkpoints and resume live in
-:mod:`pacs.tiny.checkpoint`, the run's settings and state in :mod:`pacs.tiny.state`.
+loop around it. What a first reading may skip is marked "Plumbing" (recording, checkpoints and
+resume, the CLI); checkpoints and resume live in :mod:`pacs.tiny.checkpoint`, the run's settings
+and state in :mod:`pacs.tiny.state`.
 
 What this simplifies relative to verl (the paper-profile engine):
 - one process, no Ray/FSDP, no vLLM: HF ``generate`` samples, and the same model object scores;
@@ -45,19 +47,16 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import math
 import random
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 from transformers import AutoTokenizer
 
@@ -69,28 +68,27 @@ from pacs.io import read_jsonl, write_json, write_jsonl
 from pacs.methods import DapoSpec, GrpoSpec, MethodTable, PacsSpec, PpoSpec, RealSpec
 from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, MetricsLog
 from pacs.progress import ConsoleBar, load_causal_lm
-from pacs.rewards.math import grade_many
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.checkpoint import CheckpointError, resume, run_fingerprint, save_checkpoint
+from pacs.tiny.collect import (
+    Collected,
+    RewardFn,
+    Source,
+    binary_labels,
+    dynamic_sampling,
+    generate_round,
+    grade_scores,
+)
 from pacs.tiny.common import (
     Rollout,
     encode_prompts,
     eval_pass_at_1,
     position_ids,
     response_logprobs,
-    sample,
 )
 from pacs.tiny.state import PromptSampler, Settings, State
 
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
-
-RewardFn = Callable[[list[str], list[str]], list[float]]
-
-
-def grade_scores(responses: list[str], golds: list[str]) -> list[float]:
-    """Verifier scores in [0, 1] (in-process: the synthetic answers are boxed integers)."""
-    return [g.score for g in grade_many(responses, golds, workers=0)]
-
 
 # ==============================================================================================
 # One training step: rollout -> reward -> labels -> old/reference log-probs -> loss -> update
@@ -143,49 +141,6 @@ def train_step(
 
 
 # ----------------------------------------------------------------------------------------------
-# Collecting a step's groups: one round of generation and grading (DAPO: several, filtered)
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Source:
-    """What generating and grading a round of groups needs."""
-
-    state: State
-    settings: Settings
-    tokenizer: Any
-    rows: Sequence[dict]
-    prompt_ids: Sequence[list[int]]
-    reward_fn: RewardFn
-
-
-@dataclass
-class Collected:
-    """A step's groups: prompts, rollout ([B] rows, prompt-major), [B] verifier scores, the
-    seconds spent generating and grading, and the collection's metrics (DAPO: rounds, cap)."""
-
-    idx: list[int]
-    roll: Rollout
-    scores: torch.Tensor
-    time_generate: float = 0.0
-    time_reward: float = 0.0
-    metrics: dict = dataclasses.field(default_factory=dict)
-
-
-def generate_round(src: Source, k: int) -> Collected:
-    """The next ``k`` training prompts, ``group_size`` samples each, graded by the verifier."""
-    s, n = src.settings, src.settings.group_size
-    t0 = time.perf_counter()
-    idx = src.state.sampler.next(k)
-    prompts = [src.prompt_ids[i] for i in idx]
-    roll = sample(src.state.policy, src.tokenizer, prompts, n, s.max_new_tokens, s.temperature)
-    t1 = time.perf_counter()
-    golds = [src.rows[i]["answer"] for i in idx for _ in range(n)]
-    scores = torch.tensor(src.reward_fn(roll.texts, golds), dtype=torch.float32)
-    return Collected(idx, roll, scores, t1 - t0, time.perf_counter() - t1)
-
-
-# ----------------------------------------------------------------------------------------------
 # The methods' branches: what each method adds to the shared step
 # ----------------------------------------------------------------------------------------------
 
@@ -210,7 +165,7 @@ class Branch:
     @staticmethod
     def labels(scores: torch.Tensor, settings: Settings) -> torch.Tensor:
         """[B] verifier scores -> [B] labels: 0/1 at 0.5."""
-        return (scores >= 0.5).float()
+        return binary_labels(scores)
 
     @staticmethod
     def prepare(batch: dict, scores: torch.Tensor, roll: Rollout, settings: Settings) -> None:
@@ -244,7 +199,7 @@ class PacsBranch(Branch):
     def labels(scores: torch.Tensor, settings: Settings) -> torch.Tensor:
         if settings.method.soft_labels:
             return scores.clamp(0, 1)
-        return Branch.labels(scores, settings)
+        return binary_labels(scores)
 
     @staticmethod
     def init(state: State, settings: Settings, base: str | Path) -> None:
@@ -378,68 +333,6 @@ BRANCHES: MethodTable[type[Branch]] = MethodTable(
 
 
 # ----------------------------------------------------------------------------------------------
-# DAPO's dynamic sampling
-# ----------------------------------------------------------------------------------------------
-
-
-def dynamic_sampling(src: Source, step: int) -> Collected:
-    """DAPO §3.2: generate rounds of ``prompts_per_step`` prompts until that many groups hold
-    both labels, at most ``max_gen_rounds`` rounds. At the cap the batch is topped up with the
-    earliest homogeneous groups (their GRPO advantage is 0) and the step says so on stderr and
-    in ``ds_cap_hit``. Metrics: ``ds_rounds``, ``ds_generated_groups``, ``ds_mixed_groups``
-    (kept), ``ds_cap_hit``, ``ds_reward_all`` (the mean score of every generated response, where
-    ``reward_mean`` is the kept batch's); the generation time covers every round."""
-    s, n, want = src.settings, src.settings.group_size, src.settings.prompts_per_step
-    mixed, spare, rounds = [], [], []
-    while len(mixed) < want and len(rounds) < s.method.max_gen_rounds:
-        got = generate_round(src, want)
-        rounds.append(got)
-        keep = core_algos.mixed_groups(Branch.labels(got.scores, s), n).tolist()
-        for g, is_mixed in enumerate(keep):
-            (mixed if is_mixed else spare).append((got, g))
-    chosen = (mixed + spare)[:want] if len(mixed) < want else mixed[:want]
-    cap_hit = len(mixed) < want
-    if cap_hit:
-        print(
-            f"step {step}: dynamic sampling hit its cap of {s.method.max_gen_rounds} generation "
-            f"rounds with {len(mixed)}/{want} mixed groups; topped up with "
-            f"{want - len(mixed)} all-correct/all-wrong groups (zero advantage)",
-            file=sys.stderr,
-        )
-    out = merge_groups(chosen, n, src.tokenizer.pad_token_id)
-    out.time_generate = sum(r.time_generate for r in rounds)
-    out.time_reward = sum(r.time_reward for r in rounds)
-    out.metrics = {
-        "ds_rounds": len(rounds),
-        "ds_generated_groups": len(rounds) * want,
-        "ds_mixed_groups": min(len(mixed), want),
-        "ds_cap_hit": int(cap_hit),
-        "ds_reward_all": torch.cat([r.scores for r in rounds]).mean().item(),
-    }
-    return out
-
-
-def merge_groups(chosen: list[tuple[Collected, int]], n: int, pad_id: int) -> Collected:
-    """One rollout from groups of several rounds: prompts left-padded and responses right-padded
-    to the longest (pads masked, so log-probs and positions are unchanged)."""
-    prompt_len = max(c.roll.input_ids.shape[1] - c.roll.response_len for c, _ in chosen)
-    resp_len = max(c.roll.response_len for c, _ in chosen)
-    ids, attn, resp, texts, scores, idx = [], [], [], [], [], []
-    for c, g in chosen:
-        rows = slice(g * n, (g + 1) * n)
-        r, p = c.roll.response_len, c.roll.input_ids.shape[1] - c.roll.response_len
-        pad = (prompt_len - p, resp_len - r)
-        ids.append(F.pad(c.roll.input_ids[rows], pad, value=pad_id))
-        attn.append(F.pad(c.roll.attention_mask[rows], pad, value=0))
-        resp.append(F.pad(c.roll.response_mask[rows], (0, resp_len - r), value=0))
-        texts += c.roll.texts[rows]
-        scores.append(c.scores[rows])
-        idx.append(c.idx[g])
-    roll = Rollout(torch.cat(ids), torch.cat(attn), torch.cat(resp), texts)
-    return Collected(idx, roll, torch.cat(scores))
-
-
-# ----------------------------------------------------------------------------------------------
 # What the step calls
 # ----------------------------------------------------------------------------------------------
 
@@ -501,95 +394,9 @@ def mini_batch_slices(batch_size: int, mini_batches: int) -> list[slice]:
     return [slice(i * size, (i + 1) * size) for i in range(mini_batches)]
 
 
-# ==============================================================================================
-# The loop
-# ==============================================================================================
-
-
-def train(
-    settings: Settings,
-    seed: int,
-    base: str | Path,
-    train_rows: Sequence[dict],
-    eval_rows: Sequence[dict],
-    out: str | Path,
-    stop_after: int | None = None,
-    reward_fn: RewardFn = grade_scores,
-    on_mismatch: str = "refuse",
-    backends: Sequence[str] = DEFAULT_BACKENDS,
-    project: str = "pacs",
-) -> State:
-    """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
-    the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
-    discarded (:func:`pacs.tiny.checkpoint.load_checkpoint`).
-
-    ``stop_after`` ends the process's work after that step without final outputs, as a crash
-    would (tests use it to check resuming).
-    """
-    out, tokenizer = Path(out), AutoTokenizer.from_pretrained(base)
-    run_fp = run_fingerprint(settings, seed, base, train_rows, eval_rows)
-    state = init_state(settings, base, len(train_rows), seed)
-    resumed = resume(state, settings, out, run_fp, on_mismatch)
-    prompt_ids = encode_prompts(tokenizer, train_rows)
-    start = time.time()
-    with MetricsLog(out, backends, project=project, config=settings.as_dict()) as log:
-        log.replay(state.history, state.eval_curve)  # what a resumed run kept, written again
-        recorder = Recorder(state, settings, tokenizer, eval_rows, out, run_fp, log)
-        if not state.eval_curve:
-            recorder.record_eval()
-        desc = f"{settings.run.name} seed {seed}: RL steps"
-        with ConsoleBar(total=settings.steps, initial=state.step, desc=desc, unit="step") as bar:
-            while state.step < settings.steps:
-                row, _ = train_step(state, settings, tokenizer, train_rows, prompt_ids, reward_fn)
-                recorder.record(row)
-                bar.update(1)
-                pass1 = state.eval_curve[-1]["pass_at_1"]
-                bar.set_postfix(reward=f"{row['reward_mean']:.2f}", pass1=f"{pass1:.3f}")
-                if stop_after is not None and state.step >= stop_after:
-                    return state
-    save_pretrained(state.policy, tokenizer, out / "model")
-    summary = summarize(state, settings, seed, time.time() - start, resumed)
-    summary["fingerprint"] = run_fp["sha256"]
-    write_json(out / "summary.json", summary)
-    return state
-
-
-# ==============================================================================================
-# Plumbing (a first reading may skip the rest): recording, models, evaluation, metrics, CLI
-# ==============================================================================================
-
-
-@dataclass
-class Recorder:
-    """Writes one run's rows, held-out points and checkpoints on their cadence."""
-
-    state: State
-    settings: Settings
-    tokenizer: Any
-    eval_rows: Sequence[dict]
-    out: Path
-    run_fp: dict
-    log: MetricsLog
-
-    def record(self, row: dict) -> None:
-        """Log the step's row (``metrics.jsonl``, rewritten whole, and the :class:`MetricsLog`);
-        evaluate and checkpoint when due."""
-        state, settings, out = self.state, self.settings, self.out
-        state.history.append(row)
-        write_jsonl(out / "metrics.jsonl", state.history)
-        self.log.log(row)
-        if settings.is_eval_step(state.step):
-            self.record_eval()
-        if state.step % settings.save_every == 0 or state.step == settings.steps:
-            save_checkpoint(state, out, self.run_fp)
-
-    def record_eval(self) -> None:
-        """Add a held-out pass@1 point to ``eval_curve.jsonl`` and the :class:`MetricsLog`."""
-        state = self.state
-        point = evaluate(state, self.settings, self.tokenizer, self.eval_rows)
-        state.eval_curve.append(point)
-        write_jsonl(self.out / "eval_curve.jsonl", state.eval_curve)
-        self.log.log(point, EVAL_METRICS)
+# ----------------------------------------------------------------------------------------------
+# The models and metrics the step uses
+# ----------------------------------------------------------------------------------------------
 
 
 class Critic(nn.Module):
@@ -627,6 +434,89 @@ def make_optimizer(model: nn.Module, lr: float, settings: Settings) -> torch.opt
     return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=settings.weight_decay)
 
 
+def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
+    """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
+    responses, averaged over groups (docs/design.md §10); nothing for other tasks."""
+    if not rows or "quantities" not in rows[0]:
+        return {}
+    return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
+
+
+def metrics_row(
+    step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
+) -> dict:
+    """One metrics.jsonl row: rewards, the mini-batches' means, the paths task's path
+    statistics (``paths``, empty for other tasks) and the phase times."""
+    t0, t1, t2, t3, t4 = times
+    return {
+        "step": step,
+        "reward_mean": scores.mean().item(),
+        "mixed_frac": core_algos.mixed_group_fraction(labels, n),
+        "response_len": roll.response_mask.sum(-1).float().mean().item(),
+        **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
+        **paths,
+        "time_generate": t1 - t0,
+        "time_reward": t2 - t1,
+        "time_reference": t3 - t2,
+        "time_update": t4 - t3,
+        "time_total": t4 - t0,
+    }
+
+
+# ==============================================================================================
+# The loop
+# ==============================================================================================
+
+
+def train(
+    settings: Settings,
+    seed: int,
+    base: str | Path,
+    train_rows: Sequence[dict],
+    eval_rows: Sequence[dict],
+    out: str | Path,
+    stop_after: int | None = None,
+    reward_fn: RewardFn = grade_scores,
+    on_mismatch: str = "refuse",
+    backends: Sequence[str] = DEFAULT_BACKENDS,
+    project: str = "pacs",
+) -> State:
+    """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
+    the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
+    discarded (:func:`pacs.tiny.checkpoint.load_checkpoint`).
+
+    ``stop_after`` ends the process's work after that step without final outputs, as a crash
+    would (tests use it to check resuming).
+    """
+    out, tokenizer = Path(out), AutoTokenizer.from_pretrained(base)
+    # Plumbing: the checkpoint/resume harness (fingerprint, resume, replay, Recorder, stop_after).
+    run_fp = run_fingerprint(settings, seed, base, train_rows, eval_rows)
+    state = init_state(settings, base, len(train_rows), seed)
+    resumed = resume(state, settings, out, run_fp, on_mismatch)
+    prompt_ids = encode_prompts(tokenizer, train_rows)
+    start = time.time()
+    with MetricsLog(out, backends, project=project, config=settings.as_dict()) as log:
+        log.replay(state.history, state.eval_curve)  # what a resumed run kept, written again
+        recorder = Recorder(state, settings, tokenizer, eval_rows, out, run_fp, log)
+        if not state.eval_curve:
+            recorder.record_eval()
+        desc = f"{settings.run.name} seed {seed}: RL steps"
+        with ConsoleBar(total=settings.steps, initial=state.step, desc=desc, unit="step") as bar:
+            while state.step < settings.steps:
+                row, _ = train_step(state, settings, tokenizer, train_rows, prompt_ids, reward_fn)
+                recorder.record(row)
+                bar.update(1)
+                pass1 = state.eval_curve[-1]["pass_at_1"]
+                bar.set_postfix(reward=f"{row['reward_mean']:.2f}", pass1=f"{pass1:.3f}")
+                if stop_after is not None and state.step >= stop_after:
+                    return state
+    save_pretrained(state.policy, tokenizer, out / "model")
+    summary = summarize(state, settings, seed, time.time() - start, resumed)
+    summary["fingerprint"] = run_fp["sha256"]
+    write_json(out / "summary.json", summary)
+    return state
+
+
 def init_state(settings: Settings, base: str | Path, n_train: int, seed: int) -> State:
     """Policy from ``base``, plus what the method keeps beside it (:data:`BRANCHES`)."""
     torch.manual_seed(seed)
@@ -661,33 +551,42 @@ def evaluate(state: State, settings: Settings, tokenizer, eval_rows: Sequence[di
     }
 
 
-def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
-    """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
-    responses, averaged over groups (docs/design.md §10); nothing for other tasks."""
-    if not rows or "quantities" not in rows[0]:
-        return {}
-    return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)
+# ==============================================================================================
+# Plumbing a first reading may skip: recording, checkpoints and resume, summary, CLI
+# ==============================================================================================
 
 
-def metrics_row(
-    step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
-) -> dict:
-    """One metrics.jsonl row: rewards, the mini-batches' means, the paths task's path
-    statistics (``paths``, empty for other tasks) and the phase times."""
-    t0, t1, t2, t3, t4 = times
-    return {
-        "step": step,
-        "reward_mean": scores.mean().item(),
-        "mixed_frac": core_algos.mixed_group_fraction(labels, n),
-        "response_len": roll.response_mask.sum(-1).float().mean().item(),
-        **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
-        **paths,
-        "time_generate": t1 - t0,
-        "time_reward": t2 - t1,
-        "time_reference": t3 - t2,
-        "time_update": t4 - t3,
-        "time_total": t4 - t0,
-    }
+@dataclass
+class Recorder:
+    """Writes one run's rows, held-out points and checkpoints on their cadence."""
+
+    state: State
+    settings: Settings
+    tokenizer: Any
+    eval_rows: Sequence[dict]
+    out: Path
+    run_fp: dict
+    log: MetricsLog
+
+    def record(self, row: dict) -> None:
+        """Log the step's row (``metrics.jsonl``, rewritten whole, and the :class:`MetricsLog`);
+        evaluate and checkpoint when due."""
+        state, settings, out = self.state, self.settings, self.out
+        state.history.append(row)
+        write_jsonl(out / "metrics.jsonl", state.history)
+        self.log.log(row)
+        if settings.is_eval_step(state.step):
+            self.record_eval()
+        if state.step % settings.save_every == 0 or state.step == settings.steps:
+            save_checkpoint(state, out, self.run_fp)
+
+    def record_eval(self) -> None:
+        """Add a held-out pass@1 point to ``eval_curve.jsonl`` and the :class:`MetricsLog`."""
+        state = self.state
+        point = evaluate(state, self.settings, self.tokenizer, self.eval_rows)
+        state.eval_curve.append(point)
+        write_jsonl(self.out / "eval_curve.jsonl", state.eval_curve)
+        self.log.log(point, EVAL_METRICS)
 
 
 def summarize(state: State, settings: Settings, seed: int, wall: float, resumed: bool) -> dict:
