@@ -119,6 +119,58 @@ def test_first_minibatch_is_at_the_reference_state(tiny_env, small_config):
     assert min(later) > 1e-6  # after the first update psi != 0
 
 
+def steps_of(tiny_env, settings: tt.Settings, steps: int, reward_fn) -> list[tuple[dict, list]]:
+    """``steps`` training steps of one fresh state: each step's row and mini-batch results."""
+    rows = read_jsonl(tiny_env["train"])
+    tokenizer = AutoTokenizer.from_pretrained(tiny_env["base"])
+    state = tt.init_state(settings, tiny_env["base"], len(rows), 0)
+    prompt_ids = encode_prompts(tokenizer, rows)
+    return [
+        tt.train_step(state, settings, tokenizer, rows, prompt_ids, reward_fn) for _ in range(steps)
+    ]
+
+
+@pytest.mark.parametrize("score", ["rloo", "grpo"])
+def test_psi_is_exactly_zero_on_every_steps_first_minibatch(score, tiny_env, small_config):
+    """ref: rollout resets the reference every step, so each step's mini-batch 0 scores every
+    response at psi == 0 exactly (its log-ratios are 0 bit for bit), and the per-mini-batch
+    columns say so; later mini-batches have moved. Each column is that mini-batch's own value,
+    and the step's mean is their mean."""
+    settings = settings_for(small_config(), "pacs", score=score)
+    for row, mbs in steps_of(tiny_env, settings, 3, alternating):
+        for stat in ("psi_abs_mean", "psi_std", "sigma_std"):
+            assert row[f"{stat}/mb0"] == 0.0
+            assert all(row[f"{stat}/mb{i}"] > 0 for i in (1, 2, 3))
+            assert row[stat] == pytest.approx(sum(row[f"{stat}/mb{i}"] for i in range(4)) / 4)
+        assert [row[f"grad_norm/mb{i}"] for i in range(4)] == [m["grad_norm"] for m in mbs]
+        assert row["grad_norm/mb0"] > 0  # (σ(0) − r)·∇ψ: the first update still learns
+        assert not any(key.endswith("/mb4") for key in row)
+
+
+def test_metrics_row_keeps_the_means_and_adds_each_minibatch():
+    """Hand-made mini-batch results: the step's mean of every stat, and ``<stat>/mb<i>`` for
+    the stats asked for, in mini-batch order."""
+    from pacs.tiny.common import Rollout
+
+    roll = Rollout(torch.zeros(2, 3), torch.ones(2, 3), torch.tensor([[1, 1], [1, 0]]), ["", ""])
+    mbs = [{"psi_std": 0.0, "grad_norm": 8.0}, {"psi_std": 0.5, "grad_norm": 2.0}]
+    scores = torch.tensor([1.0, 0.0])
+    row = tt.metrics_row(
+        7, scores, scores, roll, mbs, [0, 1, 2, 3, 4], 2, {}, per_mini_batch=("psi_std",)
+    )
+    assert (row["step"], row["psi_std"], row["grad_norm"]) == (7, 0.25, 5.0)
+    assert (row["psi_std/mb0"], row["psi_std/mb1"]) == (0.0, 0.5)
+    assert "grad_norm/mb0" not in row
+    assert (row["response_len"], row["mixed_frac"], row["time_total"]) == (1.5, 1.0, 4)
+
+
+def test_per_minibatch_columns_are_pacs_only(tiny_env, small_config):
+    """GRPO has no ψ; like the verl worker, the tiny engine adds per-mini-batch columns only for
+    PACS, so both engines write the same fields."""
+    ((row, _),) = steps_of(tiny_env, settings_for(small_config(), "grpo"), 1, alternating)
+    assert not any("/mb" in key for key in row)
+
+
 def test_single_label_groups_learn_only_after_the_first_update(tiny_env, small_config):
     """At psi == 0 an all-wrong group's gradient is (σ(0) − 0)·∇Σψ = 0 (RLOO scores sum to 0);
     once a mixed group has moved the policy, psi != 0 and all-wrong groups do push."""

@@ -89,6 +89,9 @@ from pacs.tiny.common import (
 from pacs.tiny.state import PromptSampler, Settings, State
 
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
+# PACS stats also written per mini-batch index (``psi_abs_mean/mb0`` ...): the step's mean hides
+# that ψ starts at 0 on the first mini-batch (ref: rollout) and how far it moves by the last.
+PACS_PER_MINI_BATCH = ("psi_abs_mean", "psi_std", "sigma_std", "grad_norm")
 
 # ==============================================================================================
 # One training step: rollout -> reward -> labels -> old/reference log-probs -> loss -> update
@@ -136,7 +139,9 @@ def train_step(
     times.append(time.perf_counter())
     state.step = step
     paths = path_metrics(roll.texts, scores.tolist(), [rows[i] for i in idx], n)
-    row = metrics_row(step, scores, labels, roll, mb_results, times, n, paths)
+    row = metrics_row(
+        step, scores, labels, roll, mb_results, times, n, paths, branch.per_mini_batch
+    )
     return {**row, **got.metrics}, mb_results
 
 
@@ -148,6 +153,8 @@ def train_step(
 class Branch:
     """One method's hooks into the step; the defaults do nothing. ``batch`` holds the rollout's
     tensors (``old_logp``, ``ref_logp``, ``labels``, ...) over the whole step."""
+
+    per_mini_batch: tuple[str, ...] = ()  # mini-batch stats also logged per index (metrics_row)
 
     @staticmethod
     def collect(src: Source, step: int) -> Collected:
@@ -180,6 +187,8 @@ class Branch:
 
 
 class PacsBranch(Branch):
+    per_mini_batch = PACS_PER_MINI_BATCH
+
     @staticmethod
     def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
         """ψ = RLOO score of β·Σ log(π/π_ref) within each group; class-balanced BCE(σ(ψ), label)."""
@@ -443,10 +452,19 @@ def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int
 
 
 def metrics_row(
-    step, scores, labels, roll: Rollout, mb_results: list[dict], times, n, paths: dict
+    step,
+    scores,
+    labels,
+    roll: Rollout,
+    mb_results: list[dict],
+    times,
+    n,
+    paths: dict,
+    per_mini_batch: Sequence[str] = (),
 ) -> dict:
-    """One metrics.jsonl row: rewards, the mini-batches' means, the paths task's path
-    statistics (``paths``, empty for other tasks) and the phase times."""
+    """One metrics.jsonl row: rewards, the mini-batches' means, the ``per_mini_batch`` stats of
+    each mini-batch (:func:`mini_batch_column`), the paths task's path statistics (``paths``,
+    empty for other tasks) and the phase times."""
     t0, t1, t2, t3, t4 = times
     return {
         "step": step,
@@ -454,6 +472,11 @@ def metrics_row(
         "mixed_frac": core_algos.mixed_group_fraction(labels, n),
         "response_len": roll.response_mask.sum(-1).float().mean().item(),
         **{k: float(np.mean([r[k] for r in mb_results])) for k in mb_results[0]},
+        **{
+            mini_batch_column(k, i): float(r[k])
+            for k in per_mini_batch
+            for i, r in enumerate(mb_results)
+        },
         **paths,
         "time_generate": t1 - t0,
         "time_reward": t2 - t1,
@@ -461,6 +484,11 @@ def metrics_row(
         "time_update": t4 - t3,
         "time_total": t4 - t0,
     }
+
+
+def mini_batch_column(stat: str, index: int) -> str:
+    """``psi_std`` of mini-batch 2 -> ``psi_std/mb2`` (verl's ``actor/pacs_psi_std/mb2``)."""
+    return f"{stat}/mb{index}"
 
 
 # ==============================================================================================
