@@ -86,6 +86,14 @@ def model_dir(root: str | Path, model: str, stage: str) -> str:
     return _join(root, "models", model, stage)
 
 
+SFT_SUMMARY = "sft_summary.json"
+"""Written into the tiny base's folder by the SFT warm-up: its steps, pass@1, time and commit."""
+
+
+def sft_summary_file(root: str | Path, model: str) -> str:
+    return _join(model_dir(root, model, "base"), SFT_SUMMARY)
+
+
 def train_dir(root: str | Path, model: str, run: str, seed: object) -> str:
     return _join(root, "train", model, run, f"seed{seed}")
 

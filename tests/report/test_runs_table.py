@@ -50,3 +50,22 @@ def test_a_broken_summary_is_named(tiny_config, fake_results, tmp_path):
     (fake_results / "train" / "tiny" / "pacs" / "seed0" / "summary.json").write_text("{oops")
     with pytest.raises(ValueError, match=r"pacs/seed0/summary.json: not valid JSON"):
         build_report(tiny_config, fake_results, tmp_path / "report", figures=False)
+
+
+def test_the_tiny_base_row_reads_its_sft_summary_and_a_hub_base_says_not_trained_here(
+    tiny_config, fake_results, tmp_path
+):
+    base_dir = fake_results / "models" / "tiny" / "base"
+    base_dir.mkdir(parents=True, exist_ok=True)
+    (base_dir / "sft_summary.json").write_text(
+        json.dumps({"steps": 300, "train_seconds": 720.0, "commit": "abc123" + "0" * 34})
+    )
+    build_report(tiny_config, fake_results, tmp_path / "with_sft", figures=False)
+    base = pd.read_csv(tmp_path / "with_sft" / "tables" / "table_runs.csv").query("run == 'base'")
+    assert base.iloc[0].commit.startswith("abc123")
+    assert base.iloc[0].wall_time_h == pytest.approx(0.2)  # 720 s
+    (base_dir / "sft_summary.json").unlink()
+    build_report(tiny_config, fake_results, tmp_path / "hub", figures=False)
+    md = (tmp_path / "hub" / "tables" / "table_runs.md").read_text()
+    base_line = next(line for line in md.splitlines() if line.startswith("| Base"))
+    assert "not recorded" not in base_line and base_line.rstrip().endswith("| – | – |")

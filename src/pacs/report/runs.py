@@ -8,7 +8,9 @@ run's config fingerprint (:mod:`pacs.fingerprint`). Sources, all under ``train/<
 every resumed launch), ``summary.json`` (written last: the run finished; the tiny engine's holds
 ``fingerprint``; ``commit`` where the trainer recorded one; a verl run's ``command`` holds
 ``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time × nodes × GPUs per node)
-and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint).
+and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint). The tiny base's row reads
+its SFT warm-up's ``models/<model>/base/sft_summary.json`` (time, commit); a hub base, not trained
+here, shows '–'.
 
 The step the tables report: every table and figure but Fig. 3 evaluates a run's final policy,
 ``model/``, saved at its last step (the paper reports its runs after App. C's 120 / 320 steps); a
@@ -127,7 +129,19 @@ def base_record(ctx: ReportContext, model: str) -> dict[str, Any]:
     rec = dict.fromkeys(RUNS_CSV_COLUMNS)
     rec.update(model=model, model_source=_source(ctx, model), run=BASE_RUN, label="Base")
     rec.update(method="base", seed=0, steps_planned=0, steps_done=0, finished=True, table_step=0)
+    sft = _read_json(Path(layout.sft_summary_file(ctx.results_path, model)))
+    if sft:  # the tiny base is trained here (its SFT warm-up); a hub base is not
+        seconds = sft.get("train_seconds")
+        rec.update(commit=sft.get("commit"), wall_time_h=seconds / 3600 if seconds else None)
+    rec["trained_here"] = sft is not None
     return rec
+
+
+def _commit_cell(r: dict) -> str:
+    """The commit's first 12 digits; '–' for a base model not trained here (a hub snapshot)."""
+    if r["commit"]:
+        return _text(r["commit"])[:12]
+    return "–" if r.get("trained_here") is False else "not recorded"
 
 
 def _text(value: Any, digits: int = 2) -> str:
@@ -162,7 +176,7 @@ def _display(records: list[dict], engine: str) -> pd.DataFrame:
                 "tables report step": step,
                 "wall time": _duration(r["wall_time_h"]),
                 "GPU-hours": _text(r["gpu_hours"], 1) if r["gpus"] else no_gpus,
-                "commit": _text(r["commit"])[:12] if r["commit"] else "not recorded",
+                "commit": _commit_cell(r),
                 "fingerprint": _text(r["fingerprint"])[:12] if r["fingerprint"] else "–",
             }
         )
@@ -191,7 +205,7 @@ def table_runs(ctx: ReportContext) -> TableDoc:
             "launch; GPU-hours = wall time × the nodes × GPUs per node of its verl command (the tiny "
             "engine runs on a CPU). Fingerprint: sha256 of the settings that decide what is trained "
             "(docs/formats.md, 'Resuming and the run fingerprint'); commit: the trainer's record, "
-            "'not recorded' where the run's summary.json names none."
+            "'not recorded' where the run's summary.json names none, '–' for a base model not trained here."
         ),
     ]
     return TableDoc(

@@ -26,13 +26,15 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer
 
+from pacs import layout
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
+from pacs.fingerprint import code_commit
 from pacs.io import read_jsonl
 from pacs.progress import ConsoleBar, load_causal_lm
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.common import encode_prompts, eval_pass_at_1, sft_batch, sft_loss
 
-SUMMARY_NAME = "sft_summary.json"
+SUMMARY_NAME = layout.SFT_SUMMARY
 
 
 def batch_indices(n_rows: int, batch_size: int, steps: int, seed: int) -> list[list[int]]:
@@ -184,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         "lr": sft_cfg.lr,
         "final_loss": sum(losses[-10:]) / max(len(losses[-10:]), 1),
         "train_seconds": round(time.time() - start, 2),
+        "commit": code_commit(),  # the code that trained it (the report's runs table)
         "eval": {
             "n_problems": min(held_out.n_problems, len(eval_rows)),
             "n_samples": held_out.n_samples,
