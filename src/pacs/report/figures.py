@@ -19,6 +19,7 @@ from matplotlib.lines import Line2D
 from .context import BASE_RUN, ReportContext, RunInfo
 from .outputs import OutputLog
 from .paper import lookup
+from .psi_figure import psi_minibatch
 from .style import (
     BENCHMARK_PALETTE,
     OOD_BENCHMARKS,
@@ -628,6 +629,7 @@ FIGURES: list[tuple[str, Callable[[ReportContext, OutputLog], str | None]]] = [
     ("Fig. 5b (fig5b_pca_<model>_<benchmark>)", fig5b),
     ("Fig. 6 (fig6_ood)", fig6),
     ("pass@k curves (passk_curves_<model>)", passk_curves),
+    ("ψ per mini-batch (psi_minibatch_<model>)", psi_minibatch),
 ]
 
 
