@@ -10,6 +10,7 @@ actor's loss saw (``PACS_LOSS_DUMP_DIR``, pacs.verl_plugin.worker) — an indepe
 the math, verl's micro-batch summation and its metric aggregation. The smoke model is SFT-warmed
 (``models.tiny.sft`` in configs/verl_smoke.yaml) so that groups hold both labels: the check then
 covers class weights other than 1, not only the trivial all-wrong batch of an untrained model.
+The same dumps check the worker's per-update ψ stats (``actor/pacs_<stat>/mb<i>``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 GROUP = 4  # train.group_size in configs/verl_smoke.yaml
 MINI_BATCHES = 2
+# mean |ψ| of a step's first update (ref: rollout): fp32 noise of the log-prob recomputation, at
+# most; measured 0, 2.4e-7 and 0 at steps 1-3. After the step's first optimizer step (lr 1e-4):
+# measured 0.0078, 0.069 and 0.12.
+PSI_AT_ROLLOUT_POLICY = 1e-5
+PSI_AFTER_ONE_UPDATE = 1e-3
 
 pytestmark = pytest.mark.slow
 
@@ -195,11 +201,62 @@ def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(smoke_run):
     assert torch.allclose(first["log_prob"][mask], first["old_log_prob"][mask], atol=1e-5)
 
 
-def test_hf_rollout_uses_the_actor_weights(smoke_run):
-    """The rollout's own log-probs match the actor's recomputation: weights were synced."""
+def _verl_records(smoke_run: Path) -> list[dict]:
+    """verl's own file-logger lines ({"step", "data"}) of both launches, in order."""
     records = []
     for path in sorted((smoke_run / "train" / "verl_logs").glob("attempt-*.jsonl")):
         records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return records
+
+
+def _micro_batch_stats(record: dict) -> dict[str, float]:
+    from pacs.core_algos import pacs_loss
+
+    labels, weights = _labels_and_weights(record)
+    _, stats = pacs_loss(
+        record["log_prob"],
+        record["old_log_prob"],
+        record["response_mask"].bool(),
+        labels,
+        GROUP,
+        beta=1.0,
+        score="rloo",
+        weights=weights,
+    )
+    return stats
+
+
+def test_psi_per_mini_batch_starts_at_zero_and_moves(smoke_run):
+    """``ref: rollout``: each step's first update scores with the policy that sampled (ψ ≈ 0),
+    its second comes after one optimizer step (ψ ≠ 0). Each ``actor/pacs_<stat>/mb<i>`` equals
+    pacs_loss's stat recomputed from update i's dumped micro-batches, averaged over them as verl
+    averages; the per-update pre-clip norms average to verl's ``actor/grad_norm``."""
+    logged = {r["step"]: r["data"] for r in _verl_records(smoke_run) if r["step"] > 0}
+    rows = {
+        json.loads(line)["step"]: json.loads(line)
+        for line in (smoke_run / "train" / "metrics.jsonl").read_text().splitlines()
+    }
+    for step, files in _step_dumps(smoke_run).items():
+        data, records = logged[step], [torch.load(f) for f in files]
+        per_mini = len(records) // MINI_BATCHES
+        for m in range(MINI_BATCHES):
+            stats = [_micro_batch_stats(r) for r in records[m * per_mini : (m + 1) * per_mini]]
+            for stat in ("psi_abs_mean", "psi_std", "sigma_std"):
+                expected = sum(s[stat] for s in stats) / len(stats)
+                assert data[f"actor/pacs_{stat}/mb{m}"] == pytest.approx(expected, abs=1e-6)
+                assert rows[step][f"{stat}/mb{m}"] == data[f"actor/pacs_{stat}/mb{m}"]
+        psi = [data[f"actor/pacs_psi_abs_mean/mb{m}"] for m in range(MINI_BATCHES)]
+        assert psi[0] < PSI_AT_ROLLOUT_POLICY < PSI_AFTER_ONE_UPDATE < psi[1], (step, psi)
+        norms = [data[f"actor/grad_norm/mb{m}"] for m in range(MINI_BATCHES)]
+        assert min(norms) > 0
+        assert sum(norms) / MINI_BATCHES == pytest.approx(data["actor/grad_norm"], rel=1e-9)
+        assert [rows[step][f"grad_norm/mb{m}"] for m in range(MINI_BATCHES)] == norms
+        assert f"actor/pacs_psi_abs_mean/mb{MINI_BATCHES}" not in data
+
+
+def test_hf_rollout_uses_the_actor_weights(smoke_run):
+    """The rollout's own log-probs match the actor's recomputation: weights were synced."""
+    records = _verl_records(smoke_run)
     diffs = [
         r["data"]["training/rollout_probs_diff_max"]
         for r in records

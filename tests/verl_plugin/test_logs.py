@@ -99,3 +99,30 @@ def test_cli(tmp_path, capsys):
     (tmp_path / "attempt-001.jsonl").write_text(_line(1, **STEP))
     assert main(["--log-dir", str(tmp_path), "--out", str(tmp_path / "m.jsonl")]) == 0
     assert "wrote 1 steps" in capsys.readouterr().out
+
+
+def test_per_update_keys_become_the_tiny_engines_columns(tmp_path):
+    """The worker's actor/pacs_<stat>/mb<i> and actor/grad_norm/mb<i> follow the stated fields
+    as <stat>/mb<i>, ordered by stat as logged, then by update (as the tiny engine writes them)."""
+    per_update = {
+        "actor/pacs_psi_abs_mean/mb1": 0.02,
+        "actor/pacs_psi_abs_mean/mb0": 0.0,
+        "actor/pacs_psi_std/mb0": 0.0,
+        "actor/pacs_psi_std/mb1": 0.03,
+        "actor/grad_norm/mb0": 1.5,
+        "actor/grad_norm/mb1": 2.5,
+    }
+    (tmp_path / "attempt-001.jsonl").write_text(_line(1, **STEP, **per_update))
+    assert convert(tmp_path, tmp_path / "m.jsonl") == 1
+    (row,) = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert list(row)[: len(ROW_ORDER)] == list(ROW_ORDER)
+    extra = list(row)[len(ROW_ORDER) :]
+    assert extra == [
+        "psi_abs_mean/mb0",
+        "psi_abs_mean/mb1",
+        "psi_std/mb0",
+        "psi_std/mb1",
+        "grad_norm/mb0",
+        "grad_norm/mb1",
+    ]
+    assert [row[k] for k in extra] == [0.0, 0.02, 0.0, 0.03, 1.5, 2.5]

@@ -35,6 +35,11 @@ REAL_LOSS_NAME = "real"
 LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME, REAL_LOSS_NAME)
 """Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs."""
 _DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
+METRIC_PREFIX = "actor/pacs_"
+PER_UPDATE_STATS: tuple[str, ...] = ("psi_abs_mean", "psi_std", "sigma_std")
+"""``pacs_loss`` stats the worker also logs per update of a step, ``actor/pacs_<stat>/mb<i>``
+(:func:`pacs.verl_plugin.worker.per_update_metrics`): verl's step mean hides how far ψ moves
+between the step's first update (ψ ≡ 0 under ``ref: rollout``) and its last."""
 
 
 @dataclass
@@ -176,8 +181,8 @@ def compute_policy_loss_pacs(
     )
     global_batch, dp_size = _global_normaliser(config, batch)
     loss = loss_sum / global_batch * dp_size
-    metrics = {f"actor/pacs_{k}": v for k, v in stats.items()}
-    metrics["actor/pacs_mixed_frac"] = mixed_group_fraction(labels, group_size)
+    metrics = {f"{METRIC_PREFIX}{k}": v for k, v in stats.items()}
+    metrics[f"{METRIC_PREFIX}mixed_frac"] = mixed_group_fraction(labels, group_size)
     return loss, metrics
 
 

@@ -1,4 +1,4 @@
-"""verl's hybrid actor/rollout/ref worker plus one method: reset the reference to the actor.
+"""verl's hybrid actor/rollout/ref worker plus a reference reset and per-update PACS metrics.
 
 ``ActorRolloutRefWorker`` (verl.workers.engine_workers) holds, in one process per GPU, the actor
 ``TrainingWorker`` (``self.actor``) and, for role ``actor_rollout_ref``, the reference
@@ -14,19 +14,30 @@ the group initialised and reuses it.
 ``PACS_LOSS_DUMP_DIR`` (set in the Ray runtime env) makes every actor update micro-batch write the
 exact tensors the policy loss saw (log-probs, old log-probs, advantages, mask) and the loss it
 returned to ``rank<R>-<call>.pt``, so a test can recompute the logged loss independently.
+
+``update_actor`` adds per-update metrics for the pacs loss (:func:`per_update_metrics`): verl
+reduces every metric of a step to one mean over its updates, which hides how far ψ moves within
+the step.
 """
 
 from __future__ import annotations
 
 import logging
+import numbers
 import os
 
 import torch
-from verl.single_controller.base.decorator import Dispatch, register
+from verl.single_controller.base.decorator import (
+    Dispatch,
+    make_nd_compute_dataproto_dispatch_fn,
+    register,
+)
+from verl.utils import tensordict_utils as tu
 from verl.utils.device import get_device_name
 from verl.workers.engine_workers import ActorRolloutRefWorker
 from verl.workers.utils.padding import no_padding_2_padding
 
+from pacs.verl_plugin.loss import METRIC_PREFIX, PER_UPDATE_STATS
 from pacs.verl_plugin.reference import copy_parameters, reset_optimizer_state
 
 logger = logging.getLogger(__name__)
@@ -59,6 +70,67 @@ def recording_loss(loss_fn, dump_dir: str, rank: int):
     return wrapped
 
 
+GRAD_NORM_KEY = "grad_norm"  # an update's pre-clip norm, as the worker returns it ("actor/" later)
+PER_UPDATE_KEYS: tuple[str, ...] = (
+    *(f"{METRIC_PREFIX}{stat}" for stat in PER_UPDATE_STATS),
+    GRAD_NORM_KEY,
+)
+
+
+def per_update_key(key: str, index: int) -> str:
+    """``actor/pacs_psi_abs_mean`` -> ``actor/pacs_psi_abs_mean/mb<index>`` (the tiny engine's
+    ``psi_abs_mean/mb<index>``); the driver prefixes ``grad_norm/mb<index>`` with ``actor/``."""
+    return f"{key}/mb{index}"
+
+
+def planned_updates(data, dp_size: int) -> int:
+    """Optimizer updates ``TrainingWorker.train_mini_batch`` makes on this rank's shard ``data``,
+    by its own arithmetic on the fields it pops (``mini_batch_size`` or ``num_mini_batch``,
+    ``epochs``). Read before the call: the call pops them."""
+    rows = data.shape[0]
+    mini_batch_size = tu.get(data, "mini_batch_size")
+    if mini_batch_size is None:
+        per_rank = rows // int(tu.get(data, "num_mini_batch"))
+    else:
+        per_rank = int(mini_batch_size) // dp_size
+    return rows // per_rank * int(tu.get(data, "epochs", 1))
+
+
+def _number(key: str, index: int, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"per-update metrics: {key}[{index}] is {type(value).__name__}, not one number per "
+            "update (verl 0.9.1's TrainingWorker.train_mini_batch layout)"
+        )
+    return float(value)
+
+
+def per_update_metrics(metrics: dict, updates: int) -> dict:
+    """``metrics`` plus ``<key>/mb<i>`` = ``[value of update i]`` for each of ``PER_UPDATE_KEYS``,
+    when the metrics are the pacs loss's (else unchanged).
+
+    ``metrics`` is what ``TrainingWorker.train_mini_batch`` returns: per key, one value per update
+    appended in its loop's order (a loss stat averaged over the update's micro-batches and dp
+    ranks; ``grad_norm`` the update's pre-clip norm), which verl's trainer then averages. Element
+    i is update i only if every key got one value per update, so each list must hold exactly
+    ``updates`` numbers, or this raises rather than label a value with the wrong update. ``i`` is
+    the mini-batch index with ``ppo_epochs=1`` (epoch-major otherwise, as verl loops).
+    """
+    if not any(key in metrics for key in PER_UPDATE_KEYS[:-1]):
+        return metrics
+    out = dict(metrics)
+    for key in PER_UPDATE_KEYS:
+        values = metrics.get(key)
+        if not isinstance(values, list) or len(values) != updates:
+            raise ValueError(
+                f"per-update metrics: expected {updates} values of {key!r} (one per update of "
+                f"the step), got {values!r}: verl's metric layout is not the one this relies on"
+            )
+        for index, value in enumerate(values):
+            out[per_update_key(key, index)] = [_number(key, index, value)]
+    return out
+
+
 class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
     """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.pacs.ref=periodic``."""
 
@@ -77,6 +149,16 @@ class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
         dump_dir = os.environ.get(LOSS_DUMP_ENV)
         if dump_dir and self.actor is not None:
             self.actor.set_loss_fn(recording_loss(self.loss_fn, dump_dir, self.rank))
+
+    @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="actor"))
+    def update_actor(self, data):
+        """verl's ``update_actor`` (same dispatch), its metrics with :func:`per_update_metrics`."""
+        updates = planned_updates(data, self.actor.engine.get_data_parallel_size())
+        output = super().update_actor(data)
+        if output is not None:
+            metrics = per_update_metrics(tu.get(output, "metrics"), updates)
+            tu.assign_non_tensor(output, metrics=metrics)
+        return output
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def reset_reference(self, reset_optimizer: bool = True) -> dict:

@@ -29,6 +29,10 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 }
 SUMMED_FIELDS: dict[str, tuple[str, ...]] = {m.name: m.verl_keys for m in TRAIN_METRICS if m.summed}
 ROW_ORDER = ("step", *TRAIN_FIELDS)
+# The worker's per-update keys (pacs.verl_plugin.worker.per_update_metrics), written after the
+# stated fields as the tiny engine's columns: actor/pacs_psi_std/mb1 -> psi_std/mb1,
+# actor/grad_norm/mb1 -> grad_norm/mb1.
+PER_UPDATE_KEY = re.compile(r"actor/(?:pacs_)?(?P<stat>\w+)/mb(?P<index>\d+)")
 
 
 def attempt_files(log_dir: Path) -> list[Path]:
@@ -68,7 +72,8 @@ def read_records(paths: Iterable[Path]) -> dict[int, dict]:
 
 
 def to_row(step: int, data: dict) -> dict:
-    """One metrics.jsonl row; fields verl did not log are null."""
+    """One metrics.jsonl row; fields verl did not log are null; per-update columns, when
+    logged, follow the stated fields."""
     row: dict = {"step": step}
     for field, keys in FIELD_KEYS.items():
         row[field] = next(
@@ -77,7 +82,18 @@ def to_row(step: int, data: dict) -> dict:
     for field, keys in SUMMED_FIELDS.items():
         values = [_number(data[k]) for k in keys if k in data and _number(data[k]) is not None]
         row[field] = sum(values) if values else None
-    return {key: row[key] for key in ROW_ORDER}
+    return {**{key: row[key] for key in ROW_ORDER}, **per_update_columns(data)}
+
+
+def per_update_columns(data: dict) -> dict:
+    """``<stat>/mb<i>`` columns from the ``PER_UPDATE_KEY`` keys of ``data``, ordered as the tiny
+    engine orders them: by stat (in the order verl logged them), then by update."""
+    found = [
+        (m, _number(value)) for key, value in data.items() if (m := PER_UPDATE_KEY.fullmatch(key))
+    ]
+    stats = list(dict.fromkeys(m["stat"] for m, _ in found))
+    found.sort(key=lambda item: (stats.index(item[0]["stat"]), int(item[0]["index"])))
+    return {f"{m['stat']}/mb{m['index']}": value for m, value in found}
 
 
 def is_training_step(data: dict) -> bool:
