@@ -71,10 +71,8 @@ def recording_loss(loss_fn, dump_dir: str, rank: int):
 
 
 GRAD_NORM_KEY = "grad_norm"  # an update's pre-clip norm, as the worker returns it ("actor/" later)
-PER_UPDATE_KEYS: tuple[str, ...] = (
-    *(f"{METRIC_PREFIX}{stat}" for stat in PER_UPDATE_STATS),
-    GRAD_NORM_KEY,
-)
+LOSS_PER_UPDATE_KEYS = tuple(f"{METRIC_PREFIX}{stat}" for stat in PER_UPDATE_STATS)
+PER_UPDATE_KEYS: tuple[str, ...] = (*LOSS_PER_UPDATE_KEYS, GRAD_NORM_KEY)
 
 
 def per_update_key(key: str, index: int) -> str:
@@ -116,7 +114,7 @@ def per_update_metrics(metrics: dict, updates: int) -> dict:
     ``updates`` numbers, or this raises rather than label a value with the wrong update. ``i`` is
     the mini-batch index with ``ppo_epochs=1`` (epoch-major otherwise, as verl loops).
     """
-    if not any(key in metrics for key in PER_UPDATE_KEYS[:-1]):
+    if not any(key in metrics for key in LOSS_PER_UPDATE_KEYS):
         return metrics
     out = dict(metrics)
     for key in PER_UPDATE_KEYS:
@@ -132,7 +130,8 @@ def per_update_metrics(metrics: dict, updates: int) -> dict:
 
 
 class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
-    """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.pacs.ref=periodic``."""
+    """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.pacs.ref=periodic`` and
+    per-update PACS metrics from ``update_actor``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
