@@ -198,6 +198,16 @@ def test_merge_equal_answers_asks_the_verifier_only_about_distinct_non_numeric_k
     assert asked == [("b", "c")] and q.answers == ["a", "b", "b", "c", "c", "c"]
 
 
+def test_the_math_verifier_treats_a_key_that_is_no_valid_gold_as_equal_to_nothing():
+    # A weak model's vote keys can be any text: '+7=3}' has unbalanced braces, which the grader
+    # refuses as a gold; the merge must go on (it once stopped the whole pass@k stage).
+    pairs = [("+7=3}", "10"), ("10", "+7=3}"), ("\\frac{1}{2}", "0.5"), ("x+1", "1+x")]
+    assert passk.math_verifier(pairs) == [False, False, True, True]
+    p = Problem("p", [1.0] * 4, ["+7=3}", "x+1", "1+x", "+7=3}"])
+    passk.merge_equal_answers([p], passk.math_verifier)
+    assert p.answers == ["+7=3}", "x+1", "x+1", "+7=3}"]
+
+
 def test_code_tasks_have_no_maj_at_k(tmp_path):
     rows = [graded("p", i, s, None, task="code") for i, s in enumerate([1.0, 0.0])]
     doc, _ = passk.compute(

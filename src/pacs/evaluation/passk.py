@@ -274,18 +274,33 @@ Verifier = Callable[[list[tuple[str, str]]], list[bool]]
 
 
 def math_verifier(pairs: list[tuple[str, str]]) -> list[bool]:
-    """Equal-or-not for each (a, b) by the math grader: b graded against gold a, each bounded."""
-    from pacs.rewards.math import grade_many  # lazy: the rewards package is heavy
+    """Equal-or-not for each (a, b) by the math grader: b graded against gold a, each bounded.
 
-    if not pairs:
-        return []
+    A vote key is a model's answer, not a checked gold: a key the grader refuses as a gold (for
+    example unbalanced braces, ``+7=3}``) is equal to no other key."""
+    from pacs.rewards.math import grade_many, normalize_gold  # lazy: the rewards package is heavy
+
+    usable = [i for i, (a, _) in enumerate(pairs) if _usable_as_gold(a, normalize_gold)]
+    equal = [False] * len(pairs)
+    if not usable:
+        return equal
     results = grade_many(
-        ["\\boxed{" + b + "}" for _, b in pairs],
-        [a for a, _ in pairs],
+        ["\\boxed{" + pairs[i][1] + "}" for i in usable],
+        [pairs[i][0] for i in usable],
         workers=0,
         timeout=EQUIV_TIMEOUT_S,
     )
-    return [r.score >= 1.0 and r.status == "ok" for r in results]
+    for i, r in zip(usable, results):
+        equal[i] = r.score >= 1.0 and r.status == "ok"
+    return equal
+
+
+def _usable_as_gold(answer: str, normalize_gold: Callable[[str], str]) -> bool:
+    try:
+        normalize_gold(answer)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def merge_equal_answers(
