@@ -2,6 +2,7 @@
 
 - :mod:`pacs.tiny.train`: the RL step and loop (PACS / GRPO / PPO on the synthetic task, calling
   :mod:`pacs.core_algos`): start here;
+- :mod:`pacs.tiny.collect`: a step's groups: generation and grading (DAPO: several rounds, filtered);
 - :mod:`pacs.tiny.state`: a run's settings, its training state and the prompt sampler;
 - :mod:`pacs.tiny.checkpoint`: checkpoints and bit-identical resume of a run folder;
 - :mod:`pacs.tiny.common`: tokenisation, sampling, log-probs and in-loop pass@1 shared by SFT and RL;
