@@ -2,6 +2,7 @@
 
 - :mod:`pacs.data.synthetic.arithmetic`: add/subtract word problems (the tiny profile, design §6);
 - :mod:`pacs.data.synthetic.paths`: add k quantities in any order, k! solution paths (design §10);
+- :mod:`pacs.data.synthetic.hard_split`: the stage writing that task's hard held-out split;
 - :mod:`pacs.data.synthetic.splits`: how every task's splits are filled and written;
 - :mod:`pacs.data.synthetic.words`: the names and objects both tasks draw from.
 

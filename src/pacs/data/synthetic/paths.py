@@ -22,8 +22,10 @@ deterministic in ``seed``, disjoint by problem text and filled test, train, sft
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pacs import PROMPT_SUFFIX
@@ -80,14 +82,21 @@ def make_problem(
     obj, container = rng.choice(OBJECTS), rng.choice(CONTAINERS)
     values = rng.sample(range(1, max_operand + 1), rng.randint(min_terms, max_terms))
     problem = render_problem(name, obj, container, values)
+    return problem_row(problem, values, rng.sample(values, len(values)))
+
+
+def problem_row(
+    problem: str, values: list[int], order: list[int], benchmark: str = "synthetic"
+) -> dict[str, Any]:
+    """The benchmark row of ``problem`` (quantities ``values``), its solution adding ``order``."""
     return {
-        "problem_id": "",  # numbered by make_splits
-        "benchmark": "synthetic",
+        "problem_id": "",  # numbered by make_splits / make_hard_split
+        "benchmark": benchmark,
         "task": "math",
         "prompt": [{"role": "user", "content": problem + PROMPT_SUFFIX}],
         "answer": str(sum(values)),
         "problem": problem,
-        "solution": solution_for(rng.sample(values, len(values))),
+        "solution": solution_for(order),
         "quantities": values,
     }
 
@@ -119,3 +128,104 @@ def make_splits(seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int) 
     _check_knobs(**knobs)
     sizes = {"sft": n_sft, "train": n_train, "test": n_test}
     return fill_splits(make_problem, "pacs-paths", seed, sizes, knobs)
+
+
+# ----------------------------------------------------------------------------- the hard split
+# A held-out split harder by construction only (docs/design.md §10.1): the same problem text,
+# quantities and solution format as the SFT split, with quantities from the upper part of its
+# operand range, kept only when EVERY order of adding them carries at least ``min_carries``
+# times (so no path is an easy way round), each set of quantities in one problem only. Disjoint
+# by problem text from the sft/train/test splits. The stage: :mod:`pacs.data.synthetic.hard_split`.
+
+HARD_BENCHMARK = "synthetic_hard"
+HARD_KNOBS = {"terms": 3, "min_operand": 36, "max_operand": 50, "min_carries": 3}
+
+
+def carries(a: int, b: int) -> int:
+    """How many digit positions carry when ``a + b`` (non-negative) is added by hand."""
+    if a < 0 or b < 0:
+        raise ValueError(f"carries: need non-negative integers, got {a} and {b}")
+    count = carry = 0
+    while a or b:
+        carry = int(a % 10 + b % 10 + carry >= 10)
+        count += carry
+        a, b = a // 10, b // 10
+    return count
+
+
+def chain_carries(order: Sequence[int]) -> int:
+    """Carries of the equation chain that adds ``order`` left to right (the solution's sums)."""
+    total, count = order[0], 0
+    for value in order[1:]:
+        count += carries(total, value)
+        total += value
+    return count
+
+
+def fewest_carries(values: Sequence[int]) -> int:
+    """The fewest carries over every order of ``values``: whichever path a response takes, it
+    carries at least this often."""
+    return min(chain_carries(order) for order in itertools.permutations(values))
+
+
+def canonical_solutions(values: Sequence[int]) -> dict[str, str]:
+    """Path ("a-b-c", as :mod:`pacs.evaluation.paths` writes it) -> the solution text of that
+    order, in the SFT split's format, for every one of the k! orders of ``values``."""
+    return {
+        "-".join(map(str, order)): solution_for(list(order))
+        for order in itertools.permutations(values)
+    }
+
+
+def _check_hard_knobs(terms: int, min_operand: int, max_operand: int, min_carries: int) -> None:
+    if not 2 <= terms <= 6:
+        raise ValueError(f"need 2 <= terms <= 6, got terms={terms}")
+    if not 1 <= min_operand <= max_operand - terms + 1:
+        raise ValueError(
+            f"need 1 <= min_operand <= max_operand - terms + 1 (distinct quantities), got "
+            f"min_operand={min_operand}, max_operand={max_operand}, terms={terms}"
+        )
+    if min_carries < 0:
+        raise ValueError(f"need min_carries >= 0, got {min_carries}")
+
+
+def hard_value_sets(terms: int, min_operand: int, max_operand: int, min_carries: int) -> list:
+    """Every set of ``terms`` distinct quantities in ``min_operand..max_operand`` (ascending
+    tuples, in order) that carries at least ``min_carries`` times along every path."""
+    _check_hard_knobs(terms, min_operand, max_operand, min_carries)
+    pool = itertools.combinations(range(min_operand, max_operand + 1), terms)
+    return [s for s in pool if fewest_carries(s) >= min_carries]
+
+
+def make_hard_problem(rng: random.Random, values: Sequence[int]) -> dict:
+    """One hard row of the quantities ``values``, in random prompt order, random wording."""
+    name, _ = rng.choice(NAMES)
+    obj, container = rng.choice(OBJECTS), rng.choice(CONTAINERS)
+    values = rng.sample(list(values), len(values))
+    problem = render_problem(name, obj, container, values)
+    return problem_row(problem, values, rng.sample(values, len(values)), HARD_BENCHMARK)
+
+
+def make_hard_split(seed: int, n: int, taken: set[str], **knobs: int) -> list[dict]:
+    """``n`` hard rows (``synthetic_hard/<i>``), deterministic in ``seed`` and the knobs: ``n``
+    distinct sets of quantities drawn without replacement from :func:`hard_value_sets` (no two
+    problems share their numbers), each worded so that its text is not in ``taken`` (the other
+    splits' texts)."""
+    knobs = {**HARD_KNOBS, **knobs}
+    value_sets = hard_value_sets(**knobs)
+    if n > len(value_sets):
+        raise ValueError(
+            f"hard split: {n} problems asked for, but only {len(value_sets)} sets of quantities "
+            f"satisfy {knobs}"
+        )
+    rng = random.Random(f"pacs-paths-hard:{seed}")
+    rows: list[dict] = []
+    for values in rng.sample(value_sets, n):
+        for _ in range(1000):
+            row = make_hard_problem(rng, values)
+            if row["problem"] not in taken:
+                break
+        else:
+            raise ValueError(f"hard split: every wording of {values} drawn is in another split")
+        rows.append({**row, "problem_id": f"{HARD_BENCHMARK}/{len(rows)}"})
+    return rows
