@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import yaml
 
@@ -253,7 +254,8 @@ def results_builder():
 
 # ----------------------------------------------------------------------------- the claims tree
 # A science-profile tree for the claims table (tests/report/test_claims*.py) with planted
-# effects: PACS above GRPO in pass@k, entropy and path diversity; PACS beta=2 equal to PACS.
+# effects: PACS above GRPO in pass@k, entropy and path diversity (sampled and exact); PACS beta=2
+# equal to PACS; the fixed reference as PACS but with GRPO's token entropy.
 
 
 CLAIMS_RUNS = {
@@ -265,11 +267,47 @@ CLAIMS_RUNS = {
 CLAIMS_SKILL = {"pacs": 0.6, "grpo": 0.4, "pacs_fixed": 0.6, "pacs_beta2": 0.6}  # pass@1 per sample
 CLAIMS_ENTROPY = {"pacs": 0.8, "grpo": 0.5, "pacs_fixed": 0.5, "pacs_beta2": 0.8}
 CLAIMS_SEEDS, CLAIMS_PROBLEMS, CLAIMS_N, CLAIMS_STEPS = [0, 1, 2, 3, 4], 60, 8, 20
+CLAIMS_SAVE_EVERY = 10  # checkpoints at 10 and 20 (and the base at 0)
 CLAIMS_SCIENCE = Path(__file__).resolve().parents[2] / "configs" / "science.yaml"
+CLAIMS_HARD = load_config(CLAIMS_SCIENCE)["data"]["benchmarks"][0]  # the science profile's split
+
+
+def _exact_block(run: str, step: int, rng) -> dict:
+    """path_exact.json's block of one checkpoint: PACS-like runs spread over 3 of the 6 paths
+    (more so later), GRPO puts 90 % on one; per problem a little noise."""
+    per = {}
+    for q in range(CLAIMS_PROBLEMS):
+        top = 0.9 if run == "grpo" else 0.4 - 0.005 * step
+        rest = (1 - top) / (5 if run == "grpo" else 2)
+        probs = [top, rest, rest, 0, 0, 0] if run != "grpo" else [top] + [rest] * 5
+        probs = [p * (1 + rng.uniform(-0.05, 0.05)) for p in probs]
+        total = sum(probs)
+        probs = [p / total for p in probs]
+        entropy = -sum(p * np.log(p) for p in probs if p > 0)
+        gini = 1 - sum(p * p for p in probs)
+        per[f"p{q}"] = {"logp": {}, "mass": 0.3, "entropy": entropy, "gini_simpson": gini}
+    return {"entropy": None, "per_problem": per}
+
+
+def _path_exact_doc(run: str, seed: int, bench: str, steps: list[int], rng) -> dict:
+    return {
+        "benchmark": bench,
+        "model": "tiny",
+        "run": run,
+        "seed": seed,
+        "n_problems": CLAIMS_PROBLEMS,
+        "steps": {str(s): _exact_block(run, s, rng) for s in steps},
+    }
 
 
 def build_claims_tree(root: Path, rng) -> Path:
-    """paths.json and metrics.jsonl of every run and seed, with the planted effects above."""
+    """paths.json, path_exact.json (both splits), metrics.jsonl and eval_curve.jsonl of every run
+    and seed, with the planted effects above; the base model's path_exact.json (step 0)."""
+    steps = list(range(CLAIMS_SAVE_EVERY, CLAIMS_STEPS + 1, CLAIMS_SAVE_EVERY))
+    exact_rng = np.random.default_rng(1)  # its own stream: ``rng`` draws what it always drew
+    for bench in (CLAIMS_HARD, "synthetic"):
+        out = root / f"eval/tiny/base/seed0/{bench}/path_exact.json"
+        write_json(out, _path_exact_doc("base", 0, bench, [0], exact_rng))
     for run in CLAIMS_RUNS:
         for seed in CLAIMS_SEEDS:
             per = {}
@@ -278,19 +316,12 @@ def build_claims_tree(root: Path, rng) -> Path:
                 # PACS spreads its correct responses over 3 paths, GRPO always takes one.
                 paths = [f"{1 + i % (3 if run != 'grpo' else 1)}-9-8" for i in range(c)]
                 per[f"p{q}"] = {"n": CLAIMS_N, "c": c, "paths": paths, "unparsed_correct": 0}
-            out = root / f"eval/tiny/{run}/seed{seed}/synthetic"
-            out.mkdir(parents=True)
-            (out / "paths.json").write_text(
-                json.dumps(
-                    {
-                        "benchmark": "synthetic",
-                        "model": "tiny",
-                        "run": run,
-                        "seed": seed,
-                        "per_problem": per,
-                    }
-                )
-            )
+            out = root / f"eval/tiny/{run}/seed{seed}/{CLAIMS_HARD}"
+            doc = {"benchmark": CLAIMS_HARD, "model": "tiny", "run": run, "seed": seed}
+            write_json(out / "paths.json", {**doc, "per_problem": per})
+            for bench in (CLAIMS_HARD, "synthetic"):
+                exact = _path_exact_doc(run, seed, bench, steps, exact_rng)
+                write_json(root / f"eval/tiny/{run}/seed{seed}/{bench}/path_exact.json", exact)
             train = root / f"train/tiny/{run}/seed{seed}"
             train.mkdir(parents=True)
             rows = [
@@ -303,14 +334,23 @@ def build_claims_tree(root: Path, rng) -> Path:
                 for s in range(1, CLAIMS_STEPS + 1)
             ]
             (train / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            curve = [
+                {"step": s, "pass_at_1": min(1.0, 0.3 + CLAIMS_SKILL[run] * s / 40 + 0.01 * seed)}
+                for s in [0, *steps]
+            ]
+            curve[0]["pass_at_1"] = 0.3  # every run starts from the same base
+            (train / "eval_curve.jsonl").write_text("".join(json.dumps(r) + "\n" for r in curve))
     return root
 
 
 def claims_config(path: Path, claims: dict | None = None, **extra) -> Path:
-    """The science profile with the claims tree's runs and seeds, ``claims:`` set to ``claims``
-    (None: no section) and ``extra`` top-level keys, written to ``path``."""
+    """The science profile with the claims tree's runs, seeds and steps, ``claims:`` set to
+    ``claims`` (None: no section) and ``extra`` top-level keys, written to ``path``."""
+    raw = load_config(CLAIMS_SCIENCE)
+    every = {"save_every": CLAIMS_SAVE_EVERY, "eval_every": CLAIMS_SAVE_EVERY}
     cfg = {
-        **load_config(CLAIMS_SCIENCE),
+        **raw,
+        "train": {**raw["train"], "steps": CLAIMS_STEPS, **every},
         "runs": CLAIMS_RUNS,
         "seeds": {"main": CLAIMS_SEEDS, "ablation": CLAIMS_SEEDS},
     }
@@ -332,6 +372,9 @@ def claims_tree() -> SimpleNamespace:
         seeds=CLAIMS_SEEDS,
         n=CLAIMS_N,
         problems=CLAIMS_PROBLEMS,
+        steps=CLAIMS_STEPS,
+        save_every=CLAIMS_SAVE_EVERY,
+        hard=CLAIMS_HARD,
         science=CLAIMS_SCIENCE,
         build=build_claims_tree,
         config=lambda path, claims=_DEFAULT_CLAIMS, **extra: claims_config(path, claims, **extra),

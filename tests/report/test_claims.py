@@ -142,7 +142,16 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures, claim
     assert got["C1", "grpo", "pass@1"].diff == pytest.approx(20, abs=2.5)  # percentage points
     assert got["C2", "grpo", f"pass@{N}"].verdict == "holds"
     assert got["C3", "grpo", "token"].verdict == "holds"
-    assert got["C4", "grpo", "path"].verdict == "holds"
+    assert got["C1-n", "grpo", "held-out"].verdict == "holds"  # +10 points in every seed
+    assert got["C1-n", "grpo", "held-out"].diff == pytest.approx(10.0)
+    c4 = table[table.claim == "C4"]
+    assert list(c4["metric"].str.split(",").str[0]) == [
+        "exact path entropy (nats)",
+        "exact path Gini-Simpson",
+    ]
+    assert (c4["verdict"] == "holds").all() and (c4["problems"] == claims_tree.problems).all()
+    assert (table.loc[table.claim == "C4-s", "verdict"] == "holds").all()
+    assert got["C3-ref-cost", "pacs_fixed", "pass@1"].verdict == "not separable"  # same skill
     assert got["C7", "pacs_beta2", "pass@1"].verdict == "not separable"  # same skill
     ref = table[(table.claim == "C3-ref")].set_index("run_b")
     assert (
@@ -151,19 +160,24 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures, claim
     assert (table["seeds"] == 5).all()
     intervals = dict(zip(table["metric"].str.split(" ").str[0], table["interval"]))
     assert intervals["token"] == C.SEED_T and intervals["pass@1"] == C.BOOTSTRAP
+    assert intervals["held-out"] == C.SEED_T and intervals["exact"] == C.BOOTSTRAP
     assert (table["p_holm"] >= table["p"]).all()
     quiet = table[table["verdict"] == "not separable"]
     assert len(quiet) and quiet["rules_out"].str.startswith("A − B <").all()
     md = (tmp_path / "out/tables/claims.md").read_text()
     assert "| C1 | 1 | holds |" in md and "| C7 | 1 | not separable |" in md
-    assert ("figures/claims_curves.png" in {rel for rel, _ in log.written}) == figures
+    written = {rel for rel, _ in log.written}
+    assert ("figures/claims_curves.png" in written) == figures
+    assert ("figures/study_curves.png" in written) == figures
+    assert ("figures/study_scatter.png" in written) == figures
+    assert "tables/study_checkpoints.csv" in written
 
 
 def test_claims_section_is_optional_with_defaults():
     raw = load_config(SCIENCE)
     assert parse_profile({k: v for k, v in raw.items() if k != "claims"}).claims is None
     got = parse_profile({**raw, "claims": {"bootstrap": 10}}).claims
-    assert got == ClaimsSpec(bootstrap=10, seed=0, late_fraction=0.25, smooth=5)
+    assert got == ClaimsSpec(bootstrap=10, seed=0, late_fraction=0.25, smooth=5, large_k=())
     with pytest.raises(ValueError, match="claims.late_fraction"):
         parse_profile({**raw, "claims": {"late_fraction": 0}})
 

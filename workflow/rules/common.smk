@@ -158,15 +158,74 @@ def all_diversity() -> list[str]:
 PATHS_TASK = DATA.synthetic is not None and DATA.synthetic.task == "paths"
 
 
-def all_paths() -> list[str]:
-    """paths.json of every evaluated run on the synthetic benchmark (none for other tasks)."""
-    if not PATHS_TASK or SYNTHETIC not in BENCHMARKS:
+def paths_benchmarks() -> list[str]:
+    """The evaluated benchmarks whose rows are paths-task problems: the synthetic test split and
+    the study's hard split (none for other tasks)."""
+    if not PATHS_TASK:
         return []
-    return [f"{eval_dir(m, r, s, SYNTHETIC)}/paths.json" for m, r, s in MATRIX.eval_jobs]
+    own = [SYNTHETIC] + ([SPEC.study.hard.benchmark] if SPEC.study else [])
+    return [b for b in BENCHMARKS if b in own]
+
+
+def all_paths() -> list[str]:
+    """paths.json of every evaluated run on each paths-task benchmark (none for other tasks)."""
+    return [
+        f"{eval_dir(m, r, s, b)}/paths.json" for m, r, s in MATRIX.eval_jobs for b in paths_benchmarks()
+    ]
 
 
 def paths_benchmark_input(wildcards) -> str:
     return benchmark_file(wildcards.benchmark)
+
+
+# The science profile's checkpoint study (docs/design.md §10.3): the hard split, and the exact
+# path distributions of the base model and of every run at every saved step.
+
+
+def hard_split_args(wildcards=None) -> str:
+    return SPEC.study.hard.cli_args()
+
+
+def all_path_exact() -> list[str]:
+    return [f"{eval_dir(m, r, s, b)}/path_exact.json" for m, r, s, b in MATRIX.exact_jobs]
+
+
+def path_exact_model_input(wildcards) -> list[str]:
+    """The base model after its SFT, or the finished run (its policies/step<k>.pt)."""
+    if wildcards.run == BASE_RUN:
+        return [f"{base_model_dir(wildcards.model)}/sft_summary.json"]
+    return [f"{train_dir(wildcards.model, wildcards.run, wildcards.seed)}/summary.json"]
+
+
+def path_exact_base_arg(wildcards) -> str:
+    """The base model folder: tokenizer and architecture of every scored policy."""
+    return base_model_dir(wildcards.model)
+
+
+def path_exact_checkpoint_args(wildcards) -> str:
+    """--checkpoint STEP=PATH of each scored policy: the base (step 0), or a run's snapshots."""
+    from pacs.tiny.checkpoint import policy_snapshot_path
+
+    if wildcards.run == BASE_RUN:
+        return f"--checkpoint 0={base_model_dir(wildcards.model)}"
+    run_dir = train_dir(wildcards.model, wildcards.run, wildcards.seed)
+    return " ".join(
+        f"--checkpoint {step}={policy_snapshot_path(run_dir, step)}"
+        for step in MATRIX.checkpoint_steps
+    )
+
+
+def path_exact_args(wildcards) -> str:
+    """The prompt switch as generation gets it, and on the normal split the problem limit."""
+    thinking = "--enable-thinking" if SPEC.prompt.enable_thinking else "--no-enable-thinking"
+    if wildcards.benchmark != SYNTHETIC:
+        return thinking
+    limit = SPEC.study.exact_normal_problems or SPEC.train.eval_problems
+    return f"{thinking} --limit {limit}"
+
+
+def path_exact_settings(wildcards) -> str:
+    return _canonical(SPEC.study, SPEC.prompt, MATRIX.checkpoint_steps, SPEC.train.eval_problems)
 
 
 def tree_job(tree) -> dict:

@@ -1,5 +1,6 @@
-# Solution paths of correct responses on the paths task (docs/design.md §10), and the claims
-# table's per-problem input. Only when data.synthetic.task is `paths`.
+# The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run
+# (the claims table's per-problem input); and, for the science profile's checkpoint study
+# (`study:`), the hard held-out split and the exact path distributions of every scored policy.
 
 
 rule paths:
@@ -18,3 +19,54 @@ rule paths:
         "python -m pacs.evaluation.paths --graded {input.graded} --benchmark-file {input.benchmark} "
         "--out {output} --benchmark {wildcards.benchmark} --model {wildcards.model} "
         "--run {wildcards.run} --seed {wildcards.seed} > {log} 2>&1"
+
+
+if SPEC.study is not None:
+
+    # The hard split is a file under data/eval/ like a downloaded benchmark, made here instead.
+    ruleorder: prepare_hard_split > prepare_eval
+
+    rule prepare_hard_split:
+        input:
+            sft=synthetic_file("sft"),
+            train=synthetic_file("train"),
+            test=synthetic_file("test"),
+        output:
+            benchmark_file(SPEC.study.hard.benchmark),
+        params:
+            args=hard_split_args,
+            splits=input_dir,
+        conda:
+            ENV_FILE
+        log:
+            f"{RES}/logs/data/prepare_hard_split.log",
+        benchmark:
+            f"{RES}/benchmarks/data/prepare_hard_split.tsv"
+        shell:
+            "python -m pacs.data.synthetic.hard_split --splits-dir {params.splits} --out {output} "
+            "{params.args} > {log} 2>&1"
+
+    rule path_exact:
+        input:
+            model=path_exact_model_input,
+            benchmark=paths_benchmark_input,
+        output:
+            f"{EVAL_DIR}/path_exact.json",
+        params:
+            base=path_exact_base_arg,
+            checkpoints=path_exact_checkpoint_args,
+            args=path_exact_args,
+            settings=path_exact_settings,
+        conda:
+            ENV_FILE
+        log:
+            f"{RES}/logs/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/path_exact.log",
+        benchmark:
+            f"{RES}/benchmarks/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/path_exact.tsv"
+        threads: THREADS
+        shell:
+            "python -m pacs.evaluation.path_exact --benchmark-file {input.benchmark} "
+            "--model {params.base} {params.checkpoints} --out {output} "
+            "--benchmark {wildcards.benchmark} --model-name {wildcards.model} "
+            "--run {wildcards.run} --seed {wildcards.seed} {params.args} --threads {threads} "
+            "> {log} 2>&1"

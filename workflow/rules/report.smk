@@ -7,6 +7,7 @@ rule report:
         train=all_train_summaries(),
         diversity=all_diversity(),
         paths=all_paths(),
+        path_exact=all_path_exact(),
     output:
         f"{FIG}/README.md",
     params:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from pacs.layout import SYNTHETIC
+
 if TYPE_CHECKING:
     from pacs.config.profile import Profile
 
@@ -64,6 +66,27 @@ class Matrix:
             for step in self.curve_steps(m)
             for b in self.spec.eval.curve_benchmarks
         ]
+
+    @property
+    def checkpoint_steps(self) -> list[int]:
+        """tiny with ``study``: the saved steps whose policies are scored exactly (every
+        ``train.save_every`` steps, and the last step); else none."""
+        if self.spec.study is None:
+            return []
+        steps, every = self.spec.train.steps, self.spec.train.save_every
+        return sorted({*range(every, steps + 1, every), steps})
+
+    @property
+    def exact_benchmarks(self) -> list[str]:
+        """Benchmarks of the exact path distributions: the hard split, then the normal split."""
+        study = self.spec.study
+        return [] if study is None else [study.hard.benchmark, SYNTHETIC]
+
+    @property
+    def exact_jobs(self) -> list[tuple[str, str, int, str]]:
+        """(model, run, seed, benchmark) of every exact path-distribution job: each evaluated
+        model (base, every run) on each of :attr:`exact_benchmarks`."""
+        return [(m, r, s, b) for m, r, s in self.eval_jobs for b in self.exact_benchmarks]
 
     def diversity_runs(self, model: str) -> list[tuple[str, int]]:
         """Base and the main runs (first seed each): Table 3 and the Fig. 5b PCA."""

@@ -21,6 +21,7 @@ from pacs.config.sections import (
     Name,
     PromptSpec,
     SeedsSpec,
+    StudySpec,
     TrainSpec,
     VerlSpec,
 )
@@ -91,12 +92,15 @@ class Profile:
     """verl engine settings (unused by the tiny engine)."""
     claims: ClaimsSpec | None = None
     """The claims table of the paper's claims C1-C7 (docs/design.md §10); null or absent: none."""
+    study: StudySpec | None = None
+    """The science profile's checkpoint study on the paths task (docs/design.md §10.3): the hard
+    split and exact path distributions at every saved step; null or absent: none."""
     logging: LoggingSpec = LoggingSpec()
     """Metric writers of both engines (TensorBoard, W&B)."""
 
     @model_validator(mode="after")
     def _engine_requirements(self):
-        problems = [*_run_problems(self), *_engine_problems(self)]
+        problems = [*_run_problems(self), *_engine_problems(self), *_study_problems(self)]
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -190,6 +194,34 @@ def _engine_problems(p: Profile) -> list[str]:
         problems.append("data.synthetic: required by the tiny engine")
     if not tiny:
         problems += _verl_pacs_problems(p)
+    return problems
+
+
+def _study_problems(p: Profile) -> list[str]:
+    """The checkpoint study needs the tiny engine on the paths task, a hard split inside the SFT
+    range, and a held-out pass@1 at every saved step."""
+    study = p.study
+    if study is None:
+        return []
+    syn = p.data.synthetic
+    if p.engine != "tiny" or syn is None or syn.task != "paths":
+        return ["study: needs engine: tiny and data.synthetic.task: paths (docs/design.md §10)"]
+    hard, problems = study.hard, []
+    if not syn.min_terms <= hard.terms <= syn.max_terms:
+        problems.append(
+            f"study.hard.terms={hard.terms} is outside data.synthetic's "
+            f"{syn.min_terms}..{syn.max_terms} (the hard split stays inside the SFT range)"
+        )
+    if hard.max_operand > syn.max_operand:
+        problems.append(
+            f"study.hard.max_operand={hard.max_operand} > data.synthetic.max_operand="
+            f"{syn.max_operand} (the hard split stays inside the SFT range)"
+        )
+    if p.train.eval_every != p.train.save_every:
+        problems.append(
+            f"study: train.eval_every={p.train.eval_every} must equal train.save_every="
+            f"{p.train.save_every}, so every saved policy has its held-out pass@1"
+        )
     return problems
 
 

@@ -506,6 +506,61 @@ class ClaimsSpec:
     profile's last quarter, fixed before any comparison: docs/design.md §10.3)."""
     smooth: PositiveInt = 5
     """Curves of C3/C4: each seed's rolling-mean window, in steps (ours)."""
+    large_k: tuple[PositiveInt, ...] = ()
+    """C2 also at these k, besides the largest k the evaluation's n allows (the science
+    profile: 64, from n = 256: docs/design.md §10.3); a k above n is left out."""
+
+
+@spec
+class HardSplitSpec:
+    """The paths task's harder held-out split (``pacs.data.synthetic.paths``, docs/design.md
+    §10.1): quantities from the upper part of the SFT range, kept only when every order of adding
+    them carries at least ``min_carries`` times. Harder by construction, not out of range."""
+
+    n: PositiveInt
+    """Problems, each with its own set of quantities (the science profile: 88, every qualifying
+    set; docs/design.md §10.3)."""
+    seed: Int
+    """Seed of its generator (disjoint by problem text from the sft/train/test splits)."""
+    terms: Annotated[Int, Field(ge=2, le=6)] = 3
+    """Quantities per problem; within data.synthetic's min_terms..max_terms."""
+    min_operand: PositiveInt = 36
+    """Smallest quantity (the science profile: 36, docs/design.md §10.3)."""
+    max_operand: PositiveInt = 50
+    """Largest quantity; at most data.synthetic.max_operand (the SFT range)."""
+    min_carries: NonNegativeInt = 3
+    """Every order of adding the quantities carries at least this often (all digit positions;
+    the science profile: 3). ``n`` may not exceed the number of such sets (each is used once)."""
+    benchmark: Name = "synthetic_hard"
+    """Its benchmark name (a file under data/eval/); list it in data.benchmarks to evaluate it."""
+
+    @model_validator(mode="after")
+    def _distinct_quantities_fit(self):
+        if self.max_operand - self.min_operand + 1 < self.terms:
+            raise ValueError(
+                f"{self.terms} distinct quantities do not fit in {self.min_operand}.."
+                f"{self.max_operand}"
+            )
+        return self
+
+    def cli_args(self) -> str:
+        """``python -m pacs.data.synthetic.hard_split`` arguments."""
+        keys = ("seed", "n", "terms", "min_operand", "max_operand", "min_carries")
+        return " ".join(f"--{k.replace('_', '-')} {getattr(self, k)}" for k in keys)
+
+
+@spec
+class StudySpec:
+    """The science profile's checkpoint study (docs/design.md §10.3): the hard split, and the
+    exact path distributions (``pacs.evaluation.path_exact``) of every run at every saved step
+    (``train.save_every``, whose policies the tiny engine keeps) and of the base model."""
+
+    hard: HardSplitSpec
+    """The harder held-out split."""
+    exact_normal_problems: PositiveInt | None = None
+    """Also score the exact path distributions on the first this many problems of the normal
+    test split (``synthetic``); null: ``train.eval_problems``, the problems of the in-loop pass@1,
+    so both are measured on the same problems."""
 
 
 @spec

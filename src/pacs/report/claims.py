@@ -16,15 +16,19 @@ averages the resampled cells. The minimum detectable effect is (z_0.975 + z_0.8)
 SE with SE the bootstrap standard deviation: the true difference that a two-sided 5 % test
 detects with 80 % power (normal approximation).
 
-A metric with one value per seed (token entropy) has no problems to resample, and a percentile
-bootstrap over 5 seeds covers about 83 %, not 95 %: it gets the paired t-interval over seeds
-(n − 1 degrees of freedom) instead, and its MDE uses t quantiles. Every row names its interval
+A metric with one value per seed (token entropy; the in-loop held-out pass@1) has no problems to
+resample, and a percentile bootstrap over 5 seeds covers about 83 %, not 95 %: it gets the paired
+t-interval over seeds (n − 1 degrees of freedom) instead, and its MDE uses t quantiles. Every row names its interval
 method and carries a two-sided p-value (t-test, or the bootstrap's share of resamples across 0);
 the verdict applies Holm's correction within each claim family (C1, C2, ...), so a family of
 several baselines is not read as several independent chances to hold.
 
 Per-problem values come from ``eval/<model>/<run>/seed<k>/<benchmark>/paths.json``
-(:mod:`pacs.evaluation.paths`), training curves from ``metrics.jsonl``.
+(:mod:`pacs.evaluation.paths`, sampled responses) and, for a profile with a ``study:`` section,
+from ``path_exact.json`` (:mod:`pacs.evaluation.path_exact`, exact path distributions at the final
+checkpoint: C4); training curves from ``metrics.jsonl``, the in-loop held-out pass@1 from
+``eval_curve.jsonl`` (C1-n). With a study, C4 is the exact path entropy and Gini-Simpson index
+and the sampled path statistics are their own family, C4-s.
 """
 
 from __future__ import annotations
@@ -44,12 +48,15 @@ from pacs.layout import ANY
 from .context import ReportContext, RunInfo
 from .loaders import _read_json
 from .outputs import OutputLog
+from .study import hard_benchmark, load_path_exact, write_study_table
 
 Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
 ALPHA = 0.05
 BOOTSTRAP = "paired bootstrap over seeds × problems"
 SEED_T = "paired t over seeds"
 NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
+SEED_LEVEL = ("entropy", "heldout_pass_at_1")  # one value per seed: the t-interval
+EXACT = {"exact_entropy": "entropy", "exact_gini_simpson": "gini_simpson"}  # path_exact fields
 CLAIMS_COLUMNS = [
     "claim",
     "statement",
@@ -246,10 +253,24 @@ def late_entropy(metrics: pd.DataFrame, run: str, late_fraction: float, column: 
 class ClaimRow:
     claim: str
     statement: str
-    metric: str  # pass_at_k | path_diversity | path_entropy | entropy
+    # pass_at_k | path_diversity | path_entropy | entropy | heldout_pass_at_1 | exact_entropy |
+    # exact_gini_simpson
+    metric: str
     run_a: str
     run_b: str
     k: int = 1
+
+
+@dataclass(frozen=True)
+class ClaimData:
+    """What the comparisons read: per (run, seed) the per-problem blocks of ``paths.json``; the
+    training metrics; the in-loop held-out curves; the exact per-problem path statistics of the
+    final checkpoint on the hard split (index run, seed, problem; empty without a study)."""
+
+    tables: dict
+    metrics: pd.DataFrame
+    curves: pd.DataFrame
+    exact: pd.DataFrame
 
 
 def _official_pacs(ctx: ReportContext) -> RunInfo | None:
@@ -261,26 +282,10 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     pacs = _official_pacs(ctx)
     if pacs is None:
         return []
-    base = ctx.baseline_runs()
+    study = ctx.spec.study is not None
     rows = []
-    for b in base:
-        rows += [
-            ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", pacs.name, b.name),
-            ClaimRow(
-                "C2", f"PACS pass@{k_max} above {b.label}", "pass_at_k", pacs.name, b.name, k_max
-            ),
-            ClaimRow(
-                "C3", f"PACS entropy above {b.label} late in training", "entropy", pacs.name, b.name
-            ),
-            ClaimRow(
-                "C4",
-                f"PACS correct responses more path-diverse than {b.label}",
-                "path_diversity",
-                pacs.name,
-                b.name,
-            ),
-            ClaimRow("C4", f"PACS path entropy above {b.label}", "path_entropy", pacs.name, b.name),
-        ]
+    for b in ctx.baseline_runs():
+        rows += _baseline_rows(pacs, b, _large_ks(ctx, k_max), study)
     for r in ctx.runs_in("ref"):
         rows += [
             ClaimRow("C3-ref", f"{r.label}: entropy above {b.label}", "entropy", r.name, b.name)
@@ -291,6 +296,16 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
                 "C3-ref", f"{r.label}: entropy above {pacs.label}", "entropy", r.name, pacs.name
             )
         )
+        if study:  # what the longer-lived reference costs (no claim of the paper: a check)
+            rows.append(
+                ClaimRow(
+                    "C3-ref-cost",
+                    f"{pacs.label} pass@1 above {r.label}",
+                    "pass_at_k",
+                    pacs.name,
+                    r.name,
+                )
+            )
     for claim, ablation in (("C5", "score"), ("C6", "weight"), ("C7", "beta")):
         rows += [
             ClaimRow(claim, f"{pacs.label} pass@1 above {r.label}", "pass_at_k", pacs.name, r.name)
@@ -299,23 +314,97 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
     return rows
 
 
+def _large_ks(ctx: ReportContext, k_max: int) -> list[int]:
+    """C2's k: ``claims.large_k`` up to the evaluation's n, and that n."""
+    wanted = ctx.spec.claims.large_k if ctx.spec.claims is not None else ()
+    return sorted({k for k in wanted if k <= k_max} | {k_max})
+
+
+def _baseline_rows(pacs: RunInfo, b: RunInfo, ks: list[int], study: bool) -> list[ClaimRow]:
+    """C1-C4 of PACS against one baseline (with a study: C1-n, exact C4 and sampled C4-s)."""
+    a, name = pacs.name, b.name
+    rows = [ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", a, name)]
+    if study:
+        rows.append(
+            ClaimRow("C1-n", f"PACS held-out pass@1 above {b.label}", "heldout_pass_at_1", a, name)
+        )
+    rows += [ClaimRow("C2", f"PACS pass@{k} above {b.label}", "pass_at_k", a, name, k) for k in ks]
+    rows.append(
+        ClaimRow("C3", f"PACS entropy above {b.label} late in training", "entropy", a, name)
+    )
+    if study:
+        rows += [
+            ClaimRow("C4", f"PACS exact path entropy above {b.label}", "exact_entropy", a, name),
+            ClaimRow(
+                "C4", f"PACS exact Gini-Simpson above {b.label}", "exact_gini_simpson", a, name
+            ),
+        ]
+    sampled = "C4-s" if study else "C4"
+    return rows + [
+        ClaimRow(
+            sampled,
+            f"PACS correct responses more path-diverse than {b.label}",
+            "path_diversity",
+            a,
+            name,
+        ),
+        ClaimRow(sampled, f"PACS path entropy above {b.label}", "path_entropy", a, name),
+    ]
+
+
 Matrices = tuple[pd.DataFrame, pd.DataFrame]  # A and B: index seed, columns problem id
 
 
-def comparison_matrices(
-    row: ClaimRow, tables: dict, metrics: pd.DataFrame, settings: ClaimsSpec
-) -> Matrices | None:
+def comparison_matrices(row: ClaimRow, data: ClaimData, settings: ClaimsSpec) -> Matrices | None:
     """The [seeds, problems] values of A and B that ``row`` compares, as the statistics use them
-    (pass@k in percentage points; entropy: one column named ''), or None without a common seed."""
-    if row.metric == "entropy":
-        a = late_entropy(metrics, row.run_a, settings.late_fraction, "entropy")
-        b = late_entropy(metrics, row.run_b, settings.late_fraction, "entropy")
+    (pass@k in percentage points; a seed-level metric: one column named ''), or None without a
+    common seed."""
+    if row.metric in SEED_LEVEL:
+        a, b = (seed_values(row.metric, data, run, settings) for run in (row.run_a, row.run_b))
         seeds = a.index.intersection(b.index)
         return a[seeds].to_frame(""), b[seeds].to_frame("")
-    a, b = paired_matrix(tables, row.run_a, row.run_b, row.metric, row.k)
+    if row.metric in EXACT:
+        a, b = exact_matrix(data.exact, row.run_a, row.run_b, EXACT[row.metric])
+    else:
+        a, b = paired_matrix(data.tables, row.run_a, row.run_b, row.metric, row.k)
     if a is not None and row.metric == "pass_at_k":
         a, b = a * 100.0, b * 100.0  # percentage points
     return None if a is None else (a, b)
+
+
+def seed_values(metric: str, data: ClaimData, run: str, settings: ClaimsSpec) -> pd.Series:
+    """One value per seed: the late token entropy, or the in-loop held-out pass@1 (in
+    percentage points) at the run's last evaluated step."""
+    if metric == "entropy":
+        return late_entropy(data.metrics, run, settings.late_fraction, "entropy")
+    curves = data.curves[data.curves["run"] == run]
+    if curves.empty:
+        return pd.Series(dtype=float)
+    last = curves[curves["step"] == curves["step"].max()]
+    return last.groupby("seed")["pass_at_1"].mean() * 100.0
+
+
+def final_exact(exact: pd.DataFrame, benchmark: str | None) -> pd.DataFrame:
+    """The exact per-problem statistics of each run's last checkpoint on ``benchmark``."""
+    if exact.empty or benchmark is None:
+        return exact.iloc[0:0]
+    sub = exact[exact["benchmark"] == benchmark]
+    last = sub.groupby("run")["step"].transform("max")
+    return sub[sub["step"] == last]
+
+
+def exact_matrix(exact: pd.DataFrame, run_a: str, run_b: str, field: str):
+    """[seeds, problems] frames of an exact path statistic of A and of B over the seeds and
+    problems both have; (None, None) without a common seed."""
+    wide = {
+        run: exact[exact["run"] == run].pivot(index="seed", columns="problem", values=field)
+        for run in (run_a, run_b)
+    }
+    seeds = wide[run_a].index.intersection(wide[run_b].index)
+    if seeds.empty:
+        return None, None
+    cols = wide[run_a].columns.intersection(wide[run_b].columns)
+    return wide[run_a].loc[seeds, cols], wide[run_b].loc[seeds, cols]
 
 
 def row_head(row: ClaimRow, settings: ClaimsSpec) -> dict:
@@ -334,7 +423,7 @@ def compare(row: ClaimRow, m: Matrices | None, settings: ClaimsSpec) -> dict:
     no seed has a value in both runs."""
     got = None
     if m is not None:
-        got = matrix_stats(m[0].to_numpy(), m[1].to_numpy(), settings, row.metric == "entropy")
+        got = matrix_stats(m[0].to_numpy(), m[1].to_numpy(), settings, row.metric in SEED_LEVEL)
     return {**row_head(row, settings), **(got or {"seeds": 0, "problems": 0, "verdict": NO_DATA})}
 
 
@@ -374,6 +463,9 @@ def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
     return {
         "path_diversity": "path diversity (P[two correct differ])",
         "path_entropy": "path entropy (nats, plug-in)",
+        "heldout_pass_at_1": "held-out pass@1 (%), normal split, in-loop, last step",
+        "exact_entropy": "exact path entropy (nats), final checkpoint",
+        "exact_gini_simpson": "exact path Gini-Simpson, final checkpoint",
     }[row.metric]
 
 
@@ -423,7 +515,7 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
             "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
             "95 % CI, named per row: a paired bootstrap, seeds and problems resampled "
             f"independently ({n_boot_note}), or, for a metric with one value per seed (token "
-            "entropy), the paired t-interval over seeds (n − 1 df). MDE: the smallest true "
+            "entropy, in-loop held-out pass@1), the paired t-interval over seeds (n − 1 df). MDE: the smallest true "
             "difference detectable with 80 % power at α = 0.05. p: two-sided (t-test, or the "
             "bootstrap's share of resamples across 0); p (Holm): adjusted within the claim family. "
             "Verdict from p (Holm) < 0.05: **holds** (A above B), **reversed** (A below B), else "
@@ -480,10 +572,11 @@ def claim_matrices(
     bench = ctx.spec.data.benchmarks[0]
     tables = load_problem_tables(ctx.results.root, bench)
     n_min = min((p["n"] for per in tables.values() for p in per.values()), default=1)
-    return [
-        (row, comparison_matrices(row, tables, ctx.results.metrics, settings))
-        for row in claim_rows(ctx, n_min)
-    ]
+    exact = load_path_exact(ctx.results.root) if ctx.spec.study is not None else pd.DataFrame()
+    data = ClaimData(
+        tables, ctx.results.metrics, ctx.results.curves, final_exact(exact, hard_benchmark(ctx))
+    )
+    return [(row, comparison_matrices(row, data, settings)) for row in claim_rows(ctx, n_min)]
 
 
 def build_claims(
@@ -566,7 +659,11 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
         claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
         "Claims C1-C7: verdict per claim and every paired comparison (Markdown)",
     )
+    study = write_study_table(ctx, log)  # the checkpoints behind C1-C4 (profiles with study:)
     if figures:
         from .claims_figures import write_claim_curves  # matplotlib only when needed
+        from .study_figures import write_study_figures
 
         write_claim_curves(ctx, log, settings)
+        if study is not None:
+            write_study_figures(ctx, log, study)

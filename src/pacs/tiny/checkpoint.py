@@ -9,6 +9,11 @@ the same settings resumes from the last one and reaches bit-identical weights an
 settings (method, seed, lr, base model, data, ...) is refused, naming the differing keys, or with
 ``--on-mismatch restart`` set aside for a fresh start. Only ``steps`` and ``save_every`` may change
 on resume: extending a finished run is legitimate.
+
+Each save also keeps the policy's weights of that step, ``policies/step<k>.pt`` (a state dict, a
+few MB for the tiny model), written before the checkpoint: the science profile evaluates them
+(:mod:`pacs.evaluation.path_exact`, docs/design.md §10.3). A crash between the two leaves a
+snapshot the resumed run writes again, bit-identically.
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ from pacs.tiny.sft import SUMMARY_NAME as SFT_SUMMARY_NAME
 from pacs.tiny.state import Settings, State
 
 CHECKPOINT_NAME = "checkpoint.pt"
+POLICIES_DIR = "policies"  # policies/step<k>.pt: the policy's weights at each save
 # Settings a resume may change: the step budget (extending a run) and the checkpoint cadence.
 RESUMABLE_SETTINGS = ("steps", "save_every")
 RUN_OUTPUTS = (
     CHECKPOINT_NAME,
+    POLICIES_DIR,
     "metrics.jsonl",
     "eval_curve.jsonl",
     "model",
@@ -106,9 +113,31 @@ def resume(
     return resumed
 
 
+def policy_snapshot_path(out: str | Path, step: int) -> Path:
+    """Where a run keeps its policy's weights of ``step`` (``policies/step<k>.pt``)."""
+    return Path(out) / POLICIES_DIR / f"step{step}.pt"
+
+
+def save_policy_snapshot(state: State, out: Path) -> Path:
+    """The policy's state dict at ``state.step``, written atomically; returns its path."""
+    path = policy_snapshot_path(out, state.step)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _save_atomically(state.policy.state_dict(), path)
+    return path
+
+
+def _save_atomically(obj: object, path: Path) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        torch.save(obj, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def save_checkpoint(state: State, out: Path, run_fp: dict) -> None:
     """Everything needed to continue bit-identically, written atomically (temp file, fsync,
-    rename): a crash mid-write leaves the previous checkpoint in place."""
+    rename): a crash mid-write leaves the previous checkpoint in place. The step's policy
+    snapshot (:func:`save_policy_snapshot`) is written first."""
+    save_policy_snapshot(state, out)
     ckpt = {
         "step": state.step,
         "fingerprint": run_fp,
@@ -126,10 +155,7 @@ def save_checkpoint(state: State, out: Path, run_fp: dict) -> None:
             "torch": torch.get_rng_state(),
         },
     }
-    with atomic_path(out / CHECKPOINT_NAME) as tmp, open(tmp, "wb") as fh:
-        torch.save(ckpt, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
+    _save_atomically(ckpt, out / CHECKPOINT_NAME)
 
 
 def read_checkpoint(path: Path) -> dict:
@@ -159,6 +185,7 @@ def remove_stale_temps(out: Path) -> list[Path]:
         for p in out.glob(f".{name}.*")
         if p.name.endswith(".tmp") or name == "model"
     ]
+    stale += list((out / POLICIES_DIR).glob(".*.tmp"))
     for path in stale:
         if path.is_dir():
             shutil.rmtree(path)
