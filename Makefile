@@ -111,8 +111,8 @@ eval: setup
 	$(BIN)/python -m pacs.evaluation.evaluate $(if $(MODEL),--model "$(MODEL)",--generations "$(GENERATIONS)") \
 	  --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
-## The paper's claims C1-C7 tested at small scale on the many-paths task (docs/design.md §10):
-## 10 runs x 5 paired seeds; results/science, paper_figures/science (tables/claims.md).
+## The paper's claims tested at small scale on the many-paths task (docs/design.md §10): PACS (two
+## references) and GRPO, 8 paired seeds x 128 steps; results/science, paper_figures/science (tables/claims.md).
 science: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
 
