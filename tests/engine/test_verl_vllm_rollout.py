@@ -85,6 +85,10 @@ def test_chain_trains_stops_resumes_merges_and_evaluates_with_vllm(chain):
         json.loads(line) for line in (chain / "train" / "metrics.jsonl").read_text().splitlines()
     ]
     assert [row["step"] for row in metrics] == [1, 2, 3]
+    # ref: rollout scores each step's first update with the actor's own recomputation of the
+    # rollout policy (ψ ≈ 0, not vLLM's bf16 log-probs); the second follows an optimizer step
+    for row in metrics:
+        assert row["psi_abs_mean/mb0"] < 1e-5 and row["psi_abs_mean/mb1"] > 1e-3, row
     assert (chain / "train" / "model" / "config.json").is_file()
     launch = json.loads((chain / "train" / "launch.json").read_text())
     assert "actor_rollout_ref.rollout.name=vllm" in launch["command"]
