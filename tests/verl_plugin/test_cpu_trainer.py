@@ -248,7 +248,9 @@ def test_psi_per_mini_batch_starts_at_zero_and_moves(smoke_run):
         psi = [data[f"actor/pacs_psi_abs_mean/mb{m}"] for m in range(MINI_BATCHES)]
         assert psi[0] < PSI_AT_ROLLOUT_POLICY < PSI_AFTER_ONE_UPDATE < psi[1], (step, psi)
         norms = [data[f"actor/grad_norm/mb{m}"] for m in range(MINI_BATCHES)]
-        assert min(norms) > 0
+        # not > 0 on the first update: at ψ ≡ 0 a group with one label has gradient
+        # (½ − r)·∇Σψ = 0 (RLOO scores sum to 0), so an update of such groups has norm 0
+        assert min(norms) >= 0 and norms[-1] > 0
         assert sum(norms) / MINI_BATCHES == pytest.approx(data["actor/grad_norm"], rel=1e-9)
         assert [rows[step][f"grad_norm/mb{m}"] for m in range(MINI_BATCHES)] == norms
         assert f"actor/pacs_psi_abs_mean/mb{MINI_BATCHES}" not in data
