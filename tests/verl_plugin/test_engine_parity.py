@@ -54,7 +54,8 @@ def as_verl(profile: Profile) -> Profile:
         k: dataclasses.replace(m, hf_id=f"local/{k}", steps=t.steps)
         for k, m in profile.models.items()
     }
-    return dataclasses.replace(profile, engine="verl", train=train, models=models)
+    # The checkpoint study (``study:``) is the tiny engine's only (it scores saved tiny policies).
+    return dataclasses.replace(profile, engine="verl", train=train, models=models, study=None)
 
 
 CASES = [(path, run) for path in CONFIGS for run in _profile(path).runs]
