@@ -20,6 +20,7 @@ every run of a profile, tiny or paper, under one set of names:
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,20 @@ DEFAULT_BACKENDS = LoggingSpec().backends  # logging.backends' default, stated i
 TENSORBOARD_DIR = "tensorboard"  # the event-file folder inside a run folder
 # verl's finalised rows are written to files with this suffix, replaced as a whole on each finalise.
 ROWS_SUFFIX = ".pacs-metrics"
+
+
+# PACS stats each engine also logs per mini-batch (update) index of a step, as
+# ``<stat>/mb<i>`` in metrics.jsonl (verl's own logs: ``actor/pacs_<stat>/mb<i>``,
+# ``actor/grad_norm/mb<i>``): the step's mean hides that ψ starts at 0 on the first mini-batch
+# (ref: rollout) and how far it moves by the last. grad_norm is the update's pre-clip norm.
+PSI_STATS: tuple[str, ...] = ("psi_abs_mean", "psi_std", "sigma_std")
+PER_MINI_BATCH_STATS: tuple[str, ...] = (*PSI_STATS, "grad_norm")
+MINI_BATCH_COLUMN = re.compile(r"^(?P<stat>\w+)/mb(?P<index>\d+)$")
+
+
+def mini_batch_column(stat: str, index: int) -> str:
+    """``psi_std`` of mini-batch 2 -> ``psi_std/mb2``."""
+    return f"{stat}/mb{index}"
 
 
 @dataclass(frozen=True)

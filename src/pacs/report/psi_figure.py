@@ -3,7 +3,7 @@
 A step's ``psi_abs_mean`` is a mean over its mini-batches; with ``ref: rollout`` the first
 mini-batch always has ψ ≡ 0, and the mean hides how far ψ gets by the last one. Both engines also
 log four stats per mini-batch index i as ``<stat>/mb<i>`` in ``metrics.jsonl`` (the tiny
-engine's ``pacs.tiny.train.mini_batch_column``; verl's ``actor/pacs_<stat>/mb<i>``):
+engine's, named by ``pacs.metrics_log.mini_batch_column``; verl's ``actor/pacs_<stat>/mb<i>``):
 mean |ψ|, std ψ, std σ(ψ), and the pre-clip gradient norm of that update. This figure draws them
 against the training step, one line per mini-batch index (the mean over seeds), one row of
 panels per PACS run that logged them.
@@ -11,13 +11,13 @@ panels per PACS run that logged them.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from pacs.evaluation.io import FormatError, iter_jsonl
+from pacs.metrics_log import MINI_BATCH_COLUMN
 
 from .context import ReportContext
 from .outputs import OutputLog
@@ -29,7 +29,6 @@ STATS = (  # (column stem, axis label, log axis)
     ("sigma_std", "std σ(ψ)", False),
     ("grad_norm", "pre-clip grad norm", True),
 )
-MINI_BATCH_COLUMN = re.compile(r"^(?P<stat>\w+)/mb(?P<mb>\d+)$")
 COLUMNS = ["model", "run", "seed", "step", "stat", "mb", "value"]
 
 
@@ -52,7 +51,7 @@ def load_minibatch_stats(paths: list[Path], root: Path) -> pd.DataFrame:
                     raise FormatError(f"{path}:{line}: field {key!r} must be a number or null")
                 value = np.nan if value is None else float(value)
                 rows.append(
-                    (model, run, seed, int(row["step"]), hit["stat"], int(hit["mb"]), value)
+                    (model, run, seed, int(row["step"]), hit["stat"], int(hit["index"]), value)
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
 

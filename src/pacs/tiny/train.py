@@ -66,7 +66,13 @@ from pacs.evaluation.paths import rollout_path_stats
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit
 from pacs.io import read_jsonl, write_json, write_jsonl
 from pacs.methods import DapoSpec, GrpoSpec, MethodTable, PacsSpec, PpoSpec, RealSpec
-from pacs.metrics_log import DEFAULT_BACKENDS, EVAL_METRICS, MetricsLog
+from pacs.metrics_log import (
+    DEFAULT_BACKENDS,
+    EVAL_METRICS,
+    PER_MINI_BATCH_STATS,
+    MetricsLog,
+    mini_batch_column,
+)
 from pacs.progress import ConsoleBar, load_causal_lm
 from pacs.tiny.build import save_pretrained
 from pacs.tiny.checkpoint import CheckpointError, resume, run_fingerprint, save_checkpoint
@@ -89,9 +95,6 @@ from pacs.tiny.common import (
 from pacs.tiny.state import PromptSampler, Settings, State
 
 TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "time_total")
-# PACS stats also written per mini-batch index (``psi_abs_mean/mb0`` ...): the step's mean hides
-# that ψ starts at 0 on the first mini-batch (ref: rollout) and how far it moves by the last.
-PACS_PER_MINI_BATCH = ("psi_abs_mean", "psi_std", "sigma_std", "grad_norm")
 
 # ==============================================================================================
 # One training step: rollout -> reward -> labels -> old/reference log-probs -> loss -> update
@@ -187,7 +190,7 @@ class Branch:
 
 
 class PacsBranch(Branch):
-    per_mini_batch = PACS_PER_MINI_BATCH
+    per_mini_batch = PER_MINI_BATCH_STATS
 
     @staticmethod
     def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
@@ -484,11 +487,6 @@ def metrics_row(
         "time_update": t4 - t3,
         "time_total": t4 - t0,
     }
-
-
-def mini_batch_column(stat: str, index: int) -> str:
-    """``psi_std`` of mini-batch 2 -> ``psi_std/mb2`` (verl's ``actor/pacs_psi_std/mb2``)."""
-    return f"{stat}/mb{index}"
 
 
 # ==============================================================================================

@@ -29,6 +29,7 @@ from verl.workers.config import PolicyLossConfig
 
 from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss, real_loss
 from pacs.methods import PacsSpec, RealSpec
+from pacs.metrics_log import PSI_STATS
 
 LOSS_NAME = "pacs"
 REAL_LOSS_NAME = "real"
@@ -36,10 +37,9 @@ LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME, REAL_LOSS_NAME)
 """Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs."""
 _DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 METRIC_PREFIX = "actor/pacs_"
-PER_UPDATE_STATS: tuple[str, ...] = ("psi_abs_mean", "psi_std", "sigma_std")
+PER_UPDATE_STATS = PSI_STATS
 """``pacs_loss`` stats the worker also logs per update of a step, ``actor/pacs_<stat>/mb<i>``
-(:func:`pacs.verl_plugin.worker.per_update_metrics`): verl's step mean hides how far ψ moves
-between the step's first update (ψ ≡ 0 under ``ref: rollout``) and its last."""
+(:func:`pacs.verl_plugin.worker.per_update_metrics`; the names: :mod:`pacs.metrics_log`)."""
 
 
 @dataclass

@@ -37,6 +37,7 @@ from verl.utils.device import get_device_name
 from verl.workers.engine_workers import ActorRolloutRefWorker
 from verl.workers.utils.padding import no_padding_2_padding
 
+from pacs.metrics_log import mini_batch_column
 from pacs.verl_plugin.loss import METRIC_PREFIX, PER_UPDATE_STATS
 from pacs.verl_plugin.reference import copy_parameters, reset_optimizer_state
 
@@ -78,7 +79,7 @@ PER_UPDATE_KEYS: tuple[str, ...] = (*LOSS_PER_UPDATE_KEYS, GRAD_NORM_KEY)
 def per_update_key(key: str, index: int) -> str:
     """``actor/pacs_psi_abs_mean`` -> ``actor/pacs_psi_abs_mean/mb<index>`` (the tiny engine's
     ``psi_abs_mean/mb<index>``); the driver prefixes ``grad_norm/mb<index>`` with ``actor/``."""
-    return f"{key}/mb{index}"
+    return mini_batch_column(key, index)
 
 
 def planned_updates(data, dp_size: int) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pacs.io import iter_jsonl, read_jsonl, write_jsonl
-from pacs.metrics_log import TRAIN_FIELDS, TRAIN_METRICS
+from pacs.metrics_log import TRAIN_FIELDS, TRAIN_METRICS, mini_batch_column
 
 ATTEMPT_RE = re.compile(r"attempt-(\d+)\.jsonl$")
 
@@ -93,7 +93,7 @@ def per_update_columns(data: dict) -> dict:
     ]
     stats = list(dict.fromkeys(m["stat"] for m, _ in found))
     found.sort(key=lambda item: (stats.index(item[0]["stat"]), int(item[0]["index"])))
-    return {f"{m['stat']}/mb{m['index']}": value for m, value in found}
+    return {mini_batch_column(m["stat"], int(m["index"])): value for m, value in found}
 
 
 def is_training_step(data: dict) -> bool:
