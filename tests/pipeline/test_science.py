@@ -107,6 +107,13 @@ def test_shrunken_science_profile_end_to_end(workflow_copy):
     assert set(computed["claim"]) >= {"C1", "C2", "C3", "C3-ref", "C4"}  # C4: exact, always defined
     assert (computed["seeds"] == 2).all()
     assert set(computed["verdict"]) <= {"holds", "reversed", "not separable"}
+    # The fixed reference's pass@k is a table, and its pass@1 is the one C3-ref-cost compares.
+    ref = pd.read_csv(out / "tables" / "table_ref_ablation.csv")
+    assert set(ref["run"]) == {"pacs", "pacs_ref_fixed"}
+    cost = table[table["claim"] == "C3-ref-cost"].iloc[0]
+    at_k1 = ref[ref["k"] == 1].set_index("run")["mean_pct"]
+    assert at_k1["pacs"] == pytest.approx(cost["mean_a"], abs=1e-9)
+    assert at_k1["pacs_ref_fixed"] == pytest.approx(cost["mean_b"], abs=1e-9)
     study = pd.read_csv(out / "tables" / "study_checkpoints.csv")
     assert len(study) == 3 * 2 * 3  # 3 runs x 2 seeds x checkpoints 0, 2, 4
     assert study["entropy_synthetic_hard"].notna().all()

@@ -298,7 +298,7 @@ def test_empty_results_write_only_honest_outputs(tmp_path: Path, tiny_config: Pa
         *(f"tables/table4_5_settings.{ext}" for ext in ("csv", "md", "tex")),
     }
     readme = (tmp_path / "o" / "README.md").read_text()
-    assert readme.count("not produced:") == 15  # the runs table too: no run has any file
+    assert readme.count("not produced:") == 16  # the runs table too: no run has any file
     assert "not produced: runs table (table_runs)" in readme
     # base + 3 main runs x 2 seeds + 3 ablation runs = 10 evaluations x 2 benchmarks
     assert (

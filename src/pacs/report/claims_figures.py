@@ -13,7 +13,7 @@ from pacs.config import ClaimsSpec
 
 from .context import ReportContext
 from .outputs import OutputLog
-from .style import new_figure
+from .style import figure_style, new_figure, run_palette
 
 PANELS = (
     ("entropy", "token entropy (nats / token)"),
@@ -28,7 +28,8 @@ def seed_band(df: pd.DataFrame, column: str, smooth: int) -> pd.DataFrame:
     for _, one in df.sort_values("step").groupby("seed"):
         values = one.set_index("step")[column].rolling(smooth, center=True, min_periods=1).mean()
         smoothed.append(values)
-    wide = pd.concat(smoothed, axis=1)
+    # sorted: a step one seed lacks (no two correct rollouts) would otherwise land after the last
+    wide = pd.concat(smoothed, axis=1).sort_index()
     return pd.DataFrame(
         {
             "mean": wide.mean(axis=1),
@@ -40,6 +41,11 @@ def seed_band(df: pd.DataFrame, column: str, smooth: int) -> pd.DataFrame:
 
 def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec) -> None:
     """``figures/claims_curves``: one panel per statistic, one line and band per run."""
+    with figure_style():
+        _draw_claim_curves(ctx, log, settings)
+
+
+def _draw_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec) -> None:
     runs = ctx.runs_in("main", "ref")
     metrics = ctx.results.metrics
     panels = [
@@ -51,7 +57,7 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec)
         log.skip("claims curves", "no entropy or path statistics in metrics.jsonl")
         return
     fig, axes = new_figure(ncols=len(panels), nrows=1)
-    palette = dict(zip([r.name for r in runs], _colors(len(runs))))
+    palette = run_palette(r.name for r in runs)  # the same colour per run as every other figure
     most = 0  # the most seeds any drawn run has: the title says what the band is
     for ax, (col, label) in zip(np.ravel(axes), panels):
         for run in runs:
@@ -85,10 +91,3 @@ def write_claim_curves(ctx: ReportContext, log: OutputLog, settings: ClaimsSpec)
     spread += "; band: ±1 std across seeds" if most > 1 else ", no band"
     fig.suptitle(f"Claims C3/C4 during training (training rollouts; {spread})")
     log.save_figure(fig, "claims_curves", "Claims C3/C4: entropy and path statistics versus step")
-
-
-def _colors(n: int) -> list:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab10"]
-    return [cmap(i % 10) for i in range(n)]

@@ -550,6 +550,27 @@ def table_beta(ctx: ReportContext) -> TableDoc | None:
     )
 
 
+def table_ref(ctx: ReportContext) -> TableDoc | None:
+    """pass@k of the main PACS run beside its reference-schedule variants (not in the paper)."""
+    runs = _main_pacs(ctx) + ctx.runs_in("ref")
+    note = (
+        "Not in the paper: the official code resets the reference to the rollout policy every "
+        "step (design §2.5); these runs keep it longer. Paired differences with CIs are in "
+        "tables/claims.md (C3-ref, C3-ref-cost) where the profile compares them."
+    )
+    return passk_table(
+        ctx,
+        stem="table_ref_ablation",
+        title="Reference ablation (not in the paper): pass@k",
+        description="Reference ablation (not in the paper): pass@k per reference schedule",
+        runs=runs,
+        benchmarks=ctx.benchmarks,
+        paper_tables=[],
+        extra_notes=[note],
+        require=ctx.runs_in("ref"),
+    )
+
+
 # ============================================================================ Table 3: diversity
 
 DIVERSITY_CSV_COLUMNS = [
@@ -695,6 +716,11 @@ TABLES: list[tuple[str, Callable[[ReportContext], TableDoc | None], str]] = [
         "no pass@k results for the β-ablation runs (ablation: beta) and the main PACS run",
     ),
     (
+        "reference ablation table (table_ref_ablation)",
+        table_ref,
+        "no pass@k results for the reference-ablation runs (ablation: ref) and the main PACS run",
+    ),
+    (
         "Table 3 (table3_diversity)",
         table3,
         "no diversity results (diversity/*/*.json) for runs of this config",
@@ -725,6 +751,7 @@ __all__ = [
     "table7_8",
     "table9_13",
     "table_beta",
+    "table_ref",
     "table_runtime",
     "write_tables",
 ]
