@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from pacs.config import ClaimsSpec
+from pacs.config import ClaimsSpec, load_profile
 from pacs.report.__main__ import build_report
 from pacs.report.claims import CELLS_COLUMNS, NO_DATA, SEED_T, ClaimRow, claims_cells
 from pacs.report.claims_cells import read_cells, recompute_claims
@@ -79,3 +81,16 @@ def test_a_comparison_without_cells_stays_a_no_data_row():
     assert got["verdict"].tolist()[1] == NO_DATA and got["seeds"].tolist() == [2, 0]
     assert got.loc[0, "diff"] == pytest.approx(2 / 3)  # cells 1, 0, 1; (1, NaN) left out
     assert got.loc[0, "problems"] == 2
+
+
+def test_the_committed_science_report_is_rebuilt_from_its_own_cells():
+    """docs/science_report (one full make science): every number of its claims.csv from its
+    claims_cells.csv and configs/science.yaml's claims settings, nothing else."""
+    repo = Path(__file__).resolve().parents[2]
+    tables = repo / "docs" / "science_report" / "tables"
+    settings = load_profile(repo / "configs" / "science.yaml").claims
+    table = pd.read_csv(tables / "claims.csv")
+    again = recompute_claims(read_cells(tables / "claims_cells.csv"), settings)
+    again = pd.read_csv(pd.io.common.StringIO(again.to_csv(index=False)))
+    pd.testing.assert_frame_equal(again, table, check_exact=False, rtol=0, atol=1e-12)
+    assert set(table["claim"]) >= {"C1", "C1-n", "C2", "C3", "C3-ref", "C3-ref-cost", "C4", "C4-s"}
