@@ -496,11 +496,19 @@ def test_rootless_mode_contains_the_attacks_and_marks_its_results(token, leftove
         secret = home / "secret_tests.jsonl"
         secret.write_text("{}\n")
         secret.chmod(0o644)  # readable by nobody: only the sandbox's filesystem view hides it
+        # nobody imports a copy of the package: the checkout may sit where nobody cannot read
+        # (a clone under `mktemp -d` is mode 700)
+        source = home / "src"
+        shutil.copytree(
+            Path(C.__file__).parents[1],
+            source / "pacs",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         env = {
             "PATH": "/usr/bin:/bin",
             "HOME": str(home),
             "TMPDIR": str(home),
-            "PYTHONPATH": str(Path(C.__file__).parents[2]),
+            "PYTHONPATH": str(source),
         }
         nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         done = subprocess.run(
