@@ -46,8 +46,14 @@ include: "workflow/rules/shards.smk"
 
 # Paper scale through the SLURM executors (src/pacs/slurm_profile.py): the jobstep plugin's srun
 # keeps SLURM_CONF; on a cluster without accounting, job states come from squeue (or we stop and
-# say what to set); a job that waits for a reason other than its turn is named in the log.
-from pacs.slurm_profile import PendingWatch, check_status_command, keep_slurm_config_in_jobsteps
+# say what to set); a cancelled or preempted job fails its rule (sacct's "CANCELLED by <uid>" is
+# no state the executor knows); a job that waits for a reason other than its turn is named in the log.
+from pacs.slurm_profile import (
+    PendingWatch,
+    check_status_command,
+    keep_slurm_config_in_jobsteps,
+    read_ended_states,
+)
 
 if workflow.remote_exec:
     keep_slurm_config_in_jobsteps()
@@ -56,6 +62,7 @@ if workflow.remote_exec:
 onstart:
     if getattr(workflow.executor_plugin, "cli_prefix", None) == "slurm":
         check_status_command(workflow.executor_settings)
+        read_ended_states(workflow.executor_settings)
         # a job that cannot start (a dead node...) is named with squeue's pending reason
         PendingWatch(os.getcwd(), logger.warning).start()
 

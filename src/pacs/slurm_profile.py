@@ -1,7 +1,7 @@
 """What ``snakemake --profile slurm`` needs from the cluster beyond the SLURM executor plugins.
 
-Two gaps of snakemake-executor-plugin-slurm 2.8 / -slurm-jobstep 0.6, both fixed here from the
-workflow (the Snakefile calls these; no plugin is patched on disk):
+Three gaps of snakemake-executor-plugin-slurm 2.8 / -slurm-jobstep 0.6, fixed here from the
+workflow (the Snakefile calls these; no plugin is patched on disk; 2.8.0 is the newest release):
 
 - ``keep_slurm_config_in_jobsteps``: inside the job, the jobstep plugin starts the rule with
   ``srun`` in an environment stripped of every ``SLURM_*`` variable but the job's identity, so
@@ -12,6 +12,10 @@ workflow (the Snakefile calls these; no plugin is patched on disk):
   Such a cluster needs the executor's ``squeue`` status command, and a ``MinJobAge`` long enough
   that squeue still lists a job when the executor next asks (its status checks can be 180 s
   apart). We switch to squeue when that holds and refuse to start, saying what to set, when not.
+- ``read_ended_states``: with accounting, sacct reports a cancelled job as ``CANCELLED by <uid>``
+  and a preempted one as ``PREEMPTED``; the executor matches neither (it compares the whole
+  string against its failure states, and waits on a preemption for SLURM to resume it), so the
+  job counts as running forever: no retry, and Snakemake never ends. We give it the bare state.
 
 And two things the workflow asks of the profile: ``active_resources`` (what the DAG's preflight
 checks: the resources this Snakemake submits with) and ``PendingWatch`` (a job that cannot start,
@@ -111,6 +115,61 @@ def check_status_command(
     if needed != chosen:
         log(f"SLURM accounting is off on this cluster: job states come from {needed}, not {chosen}")
         settings.status_command = needed
+
+
+# ------------------------------------------------------------------ what sacct says a job is
+
+# sacct's states that end a job without completing it and that the executor 2.8.0 counts as
+# failed when spelled bare; PREEMPTED is not among them (it waits for SLURM to resume the job,
+# which sacct would then report as REQUEUED or PENDING, not PREEMPTED).
+FAILED_AS = {"PREEMPTED": "CANCELLED"}
+
+
+def ended_state(state: str, requeue: bool = False) -> str:
+    """The state the executor understands for one sacct state: "CANCELLED by 0" -> "CANCELLED"
+    (the "by <uid>" names who cancelled it); "PREEMPTED" -> "CANCELLED" so the rule fails and
+    Snakemake's retries resubmit it, unless the executor's ``requeue`` leaves that to SLURM."""
+    match = re.match(r"[A-Z_]+", state.strip())
+    bare = match.group(0) if match else state.strip()
+    return bare if requeue else FAILED_AS.get(bare, bare)
+
+
+class _EndedStates:
+    """Stands in for the executor's ``query_job_status``: the same query, each state passed
+    through ``ended_state``; a state it changed is logged once per job, as sacct gave it."""
+
+    def __init__(self, query, requeue: bool):
+        self.query, self.requeue, self.told = query, requeue, set()
+
+    async def __call__(self, command: str, logger):
+        states, seconds = await self.query(command, logger)
+        if states is None:
+            return states, seconds
+        out = {job: ended_state(state, self.requeue) for job, state in states.items()}
+        for job in sorted(j for j in out if out[j] != states[j] and j not in self.told):
+            self.told.add(job)
+            logger.warning(f"SLURM job {job} ended as {states[job]!r}: counted as {out[job]}")
+        return out, seconds
+
+
+def read_ended_states(settings, plugin=None) -> bool:
+    """Make the SLURM executor see a cancelled or preempted job as failed (``ended_state``);
+    False where the plugin is not installed. Raises where the plugin no longer has the function
+    it calls for job states (a release other than the locked 2.8.0): say so, not hang."""
+    if plugin is None:
+        try:
+            import snakemake_executor_plugin_slurm as plugin
+        except ImportError:
+            return False
+    query = getattr(plugin, "query_job_status", None)
+    if query is None:
+        raise RuntimeError(
+            "snakemake-executor-plugin-slurm has no query_job_status: pacs.slurm_profile."
+            "read_ended_states is written for 2.8.0 (envs/gpu/requirements.lock); install that"
+        )
+    if not isinstance(query, _EndedStates):
+        plugin.query_job_status = _EndedStates(query, bool(getattr(settings, "requeue", False)))
+    return True
 
 
 # The resources the preflight checks (pacs.preflight): the account and partition every job is

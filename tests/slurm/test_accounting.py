@@ -3,7 +3,8 @@
 to its first compute job. The workflow keeps the executor's sacct status command
 (pacs.slurm_profile switches to squeue only without accounting), the executor asks sacct for its
 run's jobs (a logging sacct first on the PATH records each call), and, with MinJobAge=2, squeue
-forgets the ended job, so only sacct could have told Snakemake it completed. Slow."""
+forgets the ended job, so only sacct could have told Snakemake it completed. And a running job
+cancelled with scancel (sacct: "CANCELLED by 0") fails its rule: Snakemake ends, no lock left. Slow."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +81,68 @@ def test_only_sacct_still_knows_the_ended_job(accounted_run):
             break
         time.sleep(2)
     assert not listed, f"squeue still lists job {job}: {listed}"
+
+
+# The repo's Snakefile (its onstart installs pacs.slurm_profile.read_ended_states) and one rule
+# that runs until it is cancelled.
+SLEEPER = """include: "Snakefile"
+
+
+rule sleeper:
+    output:
+        "slept",
+    shell:
+        "sleep 600; touch {output}"
+"""
+CANCEL_BOUND_S = 90  # status checks 1 s, then 11 s, 21 s... apart (the executor adds 10 s a pass)
+
+
+def _running_job(env: dict, rule: str, deadline_s: float = 300) -> str:
+    """The id of this user's running SLURM job of ``rule`` (the executor's job comment names it)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        listed = subprocess.run(
+            ["squeue", "--me", "-h", "-t", "RUNNING", "-o", "%i|%k"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        for line in listed.splitlines():
+            job, _, comment = line.partition("|")
+            if rule in comment:
+                return job
+        time.sleep(1)
+    raise AssertionError(f"no running job of rule {rule} within {deadline_s} s")
+
+
+def test_a_cancelled_running_job_fails_its_rule_and_snakemake_ends(
+    slurm_accounting_env, local_slurm_workflow
+):
+    work: Path = local_slurm_workflow
+    (work / "sleeper.smk").write_text(SLEEPER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-s", "sleeper.smk", "--profile", "slurm", "sleeper"]
+        + ["--configfile", "configs/smoke.yaml", "--jobs", "1", "--retries", "0"]
+        + ["--slurm-init-seconds-before-status-checks", "1"],
+        cwd=work,
+        env=slurm_accounting_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        job = _running_job(slurm_accounting_env, "sleeper")
+        subprocess.run(["scancel", job], env=slurm_accounting_env, check=True)
+        cancelled = time.monotonic()
+        log, _ = proc.communicate(timeout=CANCEL_BOUND_S)
+        took = time.monotonic() - cancelled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print(f"scancel to a failed rule: {took:.1f} s")
+    assert proc.returncode != 0, log[-4000:]
+    assert f"SLURM job {job} ended as 'CANCELLED by 0': counted as CANCELLED" in log, log[-4000:]
+    assert f"SLURM-job '{job}' failed, SLURM status is: 'CANCELLED'" in log, log[-4000:]
+    assert "Error in rule sleeper" in log, log[-4000:]
+    assert not list((work / ".snakemake" / "locks").glob("*")), "a lock is left"
