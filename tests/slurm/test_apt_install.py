@@ -1,6 +1,6 @@
-"""What the SLURM tests do on a host without SLURM (tests/slurm/conftest.py): run as root with
-apt-get they say, before installing, that they install Debian's slurm-wlm and munge; with
-PACS_NO_APT=1 they install nothing and skip, saying why. Run in a pytest of their own whose PATH
+"""What the SLURM tests do on a host without SLURM (tests/slurm/conftest.py): without PACS_APT=1
+they install nothing and skip, naming the variable; run as root with apt-get and PACS_APT=1 they
+say, before installing, that they install Debian's slurm-wlm and munge. Run in a pytest of their own whose PATH
 holds no SLURM binary and an apt-get that only records that it was called."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def run_without_slurm(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedP
     (bin_dir / "apt-get").write_text(FAKE_APT)
     (bin_dir / "apt-get").chmod(0o755)
     log = tmp_path / "apt.log"
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("PACS_NO_APT", "SLURM_"))}
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("PACS_APT", "SLURM_"))}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", ONE_TEST, "-rs", "-p", "no:cacheprovider"],
         cwd=REPO,
@@ -43,11 +43,11 @@ def run_without_slurm(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedP
 
 
 def test_root_says_it_installs_slurm_before_apt_get_runs(tmp_path):
-    result, log = run_without_slurm(tmp_path)
+    result, log = run_without_slurm(tmp_path, PACS_APT="1")
     out = result.stdout
     notice = out.find("tests/slurm: SLURM is not installed here; installing Debian's slurm-wlm")
     assert notice >= 0, out[-3000:]
-    assert "PACS_NO_APT=1 skips these tests instead" in out
+    assert "as PACS_APT=1 allows" in out
     assert log.read_text().splitlines() == [
         "FAKE-APT-GET update -qq"
     ]  # it did try, after saying so
@@ -55,10 +55,11 @@ def test_root_says_it_installs_slurm_before_apt_get_runs(tmp_path):
     assert result.returncode == 1 and "tools/local_slurm.sh install failed" in out
 
 
-def test_pacs_no_apt_skips_the_slurm_tests_with_that_reason(tmp_path):
-    result, log = run_without_slurm(tmp_path, PACS_NO_APT="1")
+def test_without_pacs_apt_the_slurm_tests_skip_naming_the_variable(tmp_path):
+    result, log = run_without_slurm(tmp_path)
     out = result.stdout
     assert result.returncode == 0 and "1 skipped" in out, out[-3000:]
-    assert "PACS_NO_APT=1: SLURM is not installed (slurmctld, slurmd" in out
+    assert "SLURM is not installed (slurmctld, slurmd" in out
+    assert "PACS_APT=1 lets the tests install it with apt-get (make test PACS_APT=1)" in out
     assert not log.exists()  # apt-get never ran
     assert "installing Debian's slurm-wlm" not in out

@@ -2,8 +2,9 @@
 tiny model (Ray, HF rollout, our rewards), as tests/verl_plugin/test_cpu_trainer.py does PACS.
 
 DAPO runs verl's clip-higher, token-mean and v1 group filter (``algorithm.filter_groups``);
-REAL runs our registered ``real`` loss under the ``pacs_sync`` trainer. Start it under the Ray
-lock: ``flock /tmp/pacs-ray.lock .venv/bin/pytest tests/verl_plugin/test_baselines_smoke.py``.
+REAL runs our registered ``real`` loss under the ``pacs_sync`` trainer. Each launch starts its own
+local Ray and stops only what it started (``pacs.verl_plugin.cluster.owner``), so these tests run
+beside other Ray users, other xdist workers included.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from pacs.verl_plugin.cluster.owner import owned_env
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 
@@ -25,8 +28,8 @@ pytestmark = pytest.mark.slow
 
 
 def _run(args: list[str], log: Path, timeout: int = 1200) -> None:  # a safety net
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with log.open("w") as fh:
+    # what the launch leaves running (its local Ray) is stopped after it, and nothing else
+    with log.open("w") as fh, owned_env({**os.environ, "PYTHONUNBUFFERED": "1"}) as env:
         proc = subprocess.run(
             args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout
         )
@@ -36,20 +39,13 @@ def _run(args: list[str], log: Path, timeout: int = 1200) -> None:  # a safety n
 
 
 @pytest.fixture(scope="module")
-def smoke_root(tmp_path_factory):
+def smoke_root(tmp_path_factory, verl_smoke_base):
     if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("ray is not installed in this environment")
     root = tmp_path_factory.mktemp("verl_baselines")
-    _run(
-        [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG), "--out", str(root)],
-        root / "prepare.log",
-    )
-    yield root
-    subprocess.run(
-        [str(Path(sys.executable).parent / "ray"), "stop", "--force"],
-        check=False,
-        capture_output=True,
-    )
+    for shared in ("data", "model"):  # the run's inputs, built once for every verl test
+        (root / shared).symlink_to(verl_smoke_base / shared)
+    return root
 
 
 def _train(root: Path, method: str) -> Path:

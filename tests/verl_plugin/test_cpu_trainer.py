@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pacs.verl_plugin.cluster.owner import owned_env
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 GROUP = 4  # train.group_size in configs/verl_smoke.yaml
@@ -39,8 +41,8 @@ pytestmark = pytest.mark.slow
 
 
 def _run(args: list[str], log: Path, timeout: int = 1200) -> None:  # a safety net, not a time goal
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with log.open("w") as fh:
+    # what the launch leaves running (its local Ray) is stopped after it, and nothing else
+    with log.open("w") as fh, owned_env({**os.environ, "PYTHONUNBUFFERED": "1"}) as env:
         proc = subprocess.run(
             args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout
         )
@@ -119,22 +121,15 @@ def _recomputed_step_loss(records: list[dict]) -> float:
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
+def smoke_run(tmp_path_factory, verl_smoke_base):
     if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("ray is not installed in this environment")
     root = tmp_path_factory.mktemp("verl_smoke")
-    _run(
-        [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(CONFIG), "--out", str(root)],
-        root / "prepare.log",
-    )
+    for shared in ("data", "model"):  # the run's inputs, built once for every verl test
+        (root / shared).symlink_to(verl_smoke_base / shared)
     _train(root, 2, root / "dump1", root / "train1.log", finalize=False)
     _train(root, 3, root / "dump2", root / "train2.log", finalize=True)
-    yield root
-    subprocess.run(
-        [str(Path(sys.executable).parent / "ray"), "stop", "--force"],
-        check=False,
-        capture_output=True,
-    )
+    return root
 
 
 def test_checkpoint_resume_and_summary(smoke_run):

@@ -28,6 +28,7 @@ from pathlib import Path
 from pacs.config import load_profile
 from pacs.evaluation.backends.vllm import engine_cli_args
 from pacs.io import atomic_open
+from pacs.verl_plugin.cluster.owner import owned_env
 from pacs.verl_plugin.launch.devices import DEVICES
 from pacs.verl_plugin.launch.train import ROLLOUTS, rollout_problem, with_rollout
 
@@ -124,17 +125,14 @@ def generate_flags(profile, backend: str) -> list[str]:
 
 
 def run_part(name: str, cmd: list[str], log: Path) -> float:
-    """Run one part with its output in ``log``; raise with the log's tail when it fails."""
+    """Run one part with its output in ``log``; raise with the log's tail when it fails. What
+    the part left running (its local Ray, vLLM's engine) is stopped after it, and nothing else."""
     log.parent.mkdir(parents=True, exist_ok=True)
     print(f"[verl-smoke] {name}: {' '.join(cmd[1:4])} ... (log: {log})", flush=True)
     start = time.perf_counter()
-    with log.open("w") as fh:
+    with log.open("w") as fh, owned_env({**os.environ, "PYTHONUNBUFFERED": "1"}) as env:
         code = subprocess.run(
-            cmd,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            check=False,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, env=env
         ).returncode
     seconds = time.perf_counter() - start
     if code != 0:
