@@ -356,3 +356,63 @@ def test_a_cpu_cluster_is_declared_in_the_profile_and_the_table_says_what_it_ski
     assert {"version torch", "version vllm"} <= set(
         _lines(preflight.software_checks(load_profile(PAPER), gpu))
     )
+
+
+def test_a_command_line_set_resources_that_drops_the_gpus_fails_naming_why():
+    """`--set-resources train_verl:network_interface=ib0` replaces the profile's whole
+    set-resources (as the DAG's preflight test above shows): the GPU rules ask for no GPU."""
+    shipped = preflight.read_profile(PROFILE)
+    assert preflight.gpu_request_check(shipped, PROFILE) == []
+    dropped = {**shipped, "set-resources": {"train_verl": {"network_interface": "ib0"}}}
+    (check,) = preflight.gpu_request_check(dropped, preflight.ACTIVE_PROFILE)
+    assert not check.ok and check.detail.startswith("train_verl, generate ask(s) no GPU")
+    assert "replaces the profile's whole set-resources" in check.detail
+    assert "not with --set-resources" in check.fix
+    cpu = {"set-resources": {"train_verl": {"verl_device": "cpu"}}}
+    assert preflight.gpu_request_check(cpu, PROFILE) == []  # a CPU test cluster asks none
+
+
+def test_a_profile_is_found_by_name_folder_or_file(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    user = home / ".config" / "snakemake" / "mycluster"
+    user.mkdir(parents=True)
+    (user / "config.yaml").write_text("executor: slurm\n")
+    monkeypatch.chdir(tmp_path)
+    assert preflight.find_profile("mycluster", home) == user / "config.yaml"
+    (tmp_path / "mycluster").mkdir()
+    (tmp_path / "mycluster" / "config.yaml").write_text("executor: slurm\n")
+    assert preflight.find_profile("mycluster", home) == Path("mycluster/config.yaml")  # ./ first
+    assert preflight.find_profile(str(user), home) == user / "config.yaml"
+    assert preflight.find_profile(str(PROFILE), home) == PROFILE
+    with pytest.raises(FileNotFoundError, match="no SLURM profile 'nocluster': no config.yaml at"):
+        preflight.find_profile("nocluster", home)
+
+
+def test_make_preflight_reads_the_profile_it_is_given(tmp_path):
+    """PROFILE=<name> as `snakemake --profile` takes it: here ./<name> in the repo root would be
+    the repo's own files, so a folder path; the table shows that profile's partition."""
+    profile = yaml.safe_load(PROFILE.read_text())
+    profile["default-resources"].update(slurm_partition="gpuq7", slurm_account="lab42")
+    (tmp_path / "mycluster").mkdir()
+    (tmp_path / "mycluster" / "config.yaml").write_text(yaml.safe_dump(profile))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        ["make", "-s", "preflight", f"PROFILE={tmp_path / 'mycluster'}"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "PASS  slurm_partition" in result.stdout and "gpuq7" in result.stdout, result.stderr
+    missing = subprocess.run(
+        ["make", "-s", "preflight", "PROFILE=nocluster"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert missing.returncode != 0 and "no SLURM profile 'nocluster'" in missing.stderr

@@ -1,7 +1,7 @@
 """Check what a paper run needs before GPU hours are spent: ``python -m pacs.preflight``.
 
     python -m pacs.preflight [--config configs/paper.yaml]
-        [--profile workflow/profiles/slurm/config.yaml | --resources JSON]
+        [--profile NAME|FOLDER|FILE | --resources JSON]
         [--results results/paper] [--out FILE]
 
 Run it on the login node (``make preflight``) and again as the first job on a compute node (the
@@ -159,6 +159,28 @@ def read_profile(path: Path) -> dict:
         return yaml.safe_load(fh) or {}
 
 
+def profile_places(name: str, home: Path | None = None) -> list[Path]:
+    """Where Snakemake looks for ``--profile NAME``: ./NAME, then the user's and the system's
+    profile folders; a path (with a slash, or an existing folder or file) is only itself."""
+    given = Path(name).expanduser()
+    if "/" in name or given.exists():
+        return [given]
+    home = Path.home() if home is None else home
+    return [Path(name), home / ".config" / "snakemake" / name, Path("/etc/xdg/snakemake") / name]
+
+
+def find_profile(name: str, home: Path | None = None) -> Path:
+    """The config.yaml of profile ``name`` (a profile name as ``snakemake --profile`` takes it,
+    its folder or its file); raises FileNotFoundError naming every place looked at."""
+    places = profile_places(name, home)
+    for place in places:
+        path = place / "config.yaml" if place.is_dir() else place
+        if path.is_file():
+            return path
+    looked = ", ".join(str(p) for p in places)
+    raise FileNotFoundError(f"no SLURM profile {name!r}: no config.yaml at {looked}")
+
+
 def account_checks(profile: dict, where: Path | str) -> list[Check]:
     defaults = profile.get("default-resources") or {}
     checks = []
@@ -193,7 +215,36 @@ def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
             f"{rule} time limit",
             ok,
             f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
-            "" if ok else f"set eval.shard.job_minutes to at most the profile's {rule} runtime",
+            ""
+            if ok
+            else f"set set-resources.{rule}.runtime in the profile to at least "
+            f"{shard.job_minutes:g} (or eval.shard.job_minutes to at most {runtime})",
+        )
+    ]
+
+
+# The GPU request of each GPU rule in the shipped profile: train_verl per node (gres), generate
+# per job (gpu). A command-line --set-resources replaces the profile's whole set-resources.
+GPU_KEYS = {"train_verl": ("gres", "gpu", "gpus"), GENERATE_RULE: ("gpu", "gpus", "gres")}
+
+
+def gpu_request_check(profile: dict, where: Path | str) -> list[Check]:
+    """Every GPU rule still asks for GPUs (not on a CPU cluster): a command-line --set-resources
+    (or --default-resources) replaces the profile's whole map, every rule's, not one key."""
+    if cpu_cluster(profile):
+        return []
+    rules = profile.get("set-resources") or {}
+    lost = [r for r, keys in GPU_KEYS.items() if not any((rules.get(r) or {}).get(k) for k in keys)]
+    if not lost:
+        return []
+    return [
+        Check(
+            "GPU request",
+            False,
+            f"{', '.join(lost)} ask(s) no GPU in {where}: a command-line --set-resources replaces "
+            "the profile's whole set-resources (every rule's resources, not the one key given)",
+            "set per-cluster values (network_interface, ray_start_wait_s...) in the profile's "
+            "set-resources, not with --set-resources (docs/paper_scale.md)",
         )
     ]
 
@@ -395,6 +446,7 @@ def run_checks(
         *snapshot_checks(spec, results),
         *account_checks(profile, where),
         *shard_limit_checks(spec, profile),
+        *gpu_request_check(profile, where),
         resource_check(profile, env, run),
         *interface_check(profile, env),
         disk_check(spec, results),
@@ -417,7 +469,12 @@ def render(checks: Sequence[Check]) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pacs.preflight", description=__doc__.split("\n")[0])
     p.add_argument("--config", type=Path, default=Path("configs/paper.yaml"))
-    p.add_argument("--profile", type=Path, default=Path("workflow/profiles/slurm/config.yaml"))
+    p.add_argument(
+        "--profile",
+        default="workflow/profiles/slurm/config.yaml",
+        help="a profile name as `snakemake --profile` takes it (./NAME, ~/.config/snakemake/NAME), "
+        "its folder or its config.yaml",
+    )
     p.add_argument(
         "--resources",
         type=json.loads,
@@ -440,7 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.resources is not None:
         profile, where = args.resources, ACTIVE_PROFILE
     else:
-        profile, where = read_profile(args.profile), str(args.profile)
+        try:
+            path = find_profile(args.profile)
+        except FileNotFoundError as err:
+            print(err, file=sys.stderr)
+            return 2
+        profile, where = read_profile(path), str(path)
     checks = run_checks(spec, profile, where, results)
     table = render(checks)
     print(table, end="")
