@@ -62,6 +62,10 @@ def _register_all() -> None:
 
 
 if VERSION_PROBLEM is None:
+    # Ray's fixed 30 s node start-up wait becomes PACS_RAY_START_WAIT_S for the driver's ray.init
+    from pacs.verl_plugin.cluster import ray_start
+
+    ray_start.install()
     _register_all()
     REGISTERED = True
 else:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from pacs.verl_plugin.cluster.ray_start import START_WAIT_ENV, start_wait_s
 from pacs.verl_plugin.cluster.slurm import (
     interface_ipv4,
     with_ray_start_deadlines,
@@ -96,9 +97,9 @@ def drop_address_file(port: str | None, since: float, path: Path | None = None) 
 
 
 def ray_command() -> list[str]:
-    """Ray's CLI of this interpreter's environment (srun's PATH may name another one)."""
-    ray = Path(sys.executable).with_name("ray")
-    return [str(ray) if ray.exists() else "ray"]
+    """Ray's CLI of this interpreter's environment (srun's PATH may name another one), with the
+    start-up wait of ``PACS_RAY_START_WAIT_S`` (``ray_start``) in place of Ray's fixed 30 s."""
+    return [sys.executable, "-m", "pacs.verl_plugin.cluster.ray_start"]
 
 
 def run_node(cmd: list[str], stop_file: Path, received: list[int]) -> int | None:
@@ -138,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
             if code in (None, 0) or received or args.stop_file.exists():
                 break
             print(
-                f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}",
+                f"ray_node: ray start failed ({code}), attempt {attempt}/{START_ATTEMPTS}: "
+                f"its error is above; a node that timed out during start-up needs a longer "
+                f"{START_WAIT_ENV} (now {start_wait_s():g} s), one that cannot bind its address "
+                "the profile's set-resources.train_verl.network_interface",
                 file=sys.stderr,
                 flush=True,
             )

@@ -9,8 +9,8 @@ points verl at the head (``ray_kwargs.ray_init.address``), and stops every Ray n
 ends, fails, or the job is signalled. No verl import here.
 
 On multi-homed nodes Ray and NCCL may pick an interface the other nodes cannot reach, and hang.
-``RAY_NETWORK_INTERFACE`` (verl's own SLURM launch reads the same variable; the DAG sets it from
-the profile's ``set-resources.train_verl.network_interface``) names the one to use: every Ray
+``RAY_NETWORK_INTERFACE`` (this launcher's variable; neither verl nor Ray reads it; the DAG sets
+it from the profile's ``set-resources.train_verl.network_interface``) names the one to use: every Ray
 node binds to its own address on it (``--node-ip-address``, looked up on that node), and verl's
 NCCL and Gloo get it as ``NCCL_SOCKET_IFNAME`` / ``GLOO_SOCKET_IFNAME``.
 """
@@ -422,6 +422,21 @@ def check_ray_nodes(found: RayNodes, alloc: SlurmAllocation) -> None:
         )
 
 
+def head_timeout_message(address: str, wait_s: float, interface: str | None) -> str:
+    """Why a Ray head may not answer, and the setting for each cause."""
+    reach = (
+        f"{interface} (the profile's set-resources.train_verl.network_interface) may not reach it"
+        if interface
+        else "on a multi-homed node it may listen where this node cannot reach it: set "
+        "set-resources.train_verl.network_interface in the profile"
+    )
+    return (
+        f"the Ray head at {address} did not answer in {wait_s:.0f} s. Its `ray start` error, if "
+        "any, is above (ray_node): a node start that timed out needs a longer "
+        f"PACS_RAY_START_WAIT_S (pacs.verl_plugin.cluster.ray_start); {reach}"
+    )
+
+
 class RayCluster:
     """Context manager: start the Ray head and nodes with srun, wait for all nodes and check
     their GPUs, stop them on exit (normal end, exception, or a signal turned into an exception
@@ -474,9 +489,7 @@ class RayCluster:
             head, *workers = self.commands()
             self._start(head)
             if self._wait_for_nodes(1).count < 1:
-                raise TimeoutError(
-                    f"the Ray head at {self.address} did not answer in {self.wait_s:.0f} s"
-                )
+                raise TimeoutError(head_timeout_message(self.address, self.wait_s, self.interface))
             for cmd in workers:
                 self._start(cmd)
             check_ray_nodes(self._wait_for_nodes(self.alloc.nnodes), self.alloc)

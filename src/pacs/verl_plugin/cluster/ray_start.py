@@ -1,0 +1,105 @@
+"""Ray's start-up wait as a setting, and a start that fails saying why and what to change.
+
+Ray 2.60 waits a fixed 30 s (``raylet_start_wait_time_s`` in ``ray._private.node.Node``, no
+override) for a new node's raylet to register with the GCS, then fails with "The current node
+timed out during startup"; on a loaded host (cold imports, a busy 2-core machine) that failed
+3 of 5 training jobs. Ray polls ``ray._private.services.get_node`` in that loop:
+:func:`install` makes that lookup itself wait up to ``PACS_RAY_START_WAIT_S`` seconds (default
+300, the same as ``slurm.RAY_START_DEADLINES``), and past it raise :class:`RayStartTimeout`,
+which names the cause and the setting. Installed where Ray nodes start: verl's driver (its
+``ray.init`` of a one-node run; ``pacs.verl_plugin.register``) and our ``ray start`` of a
+multi-node run (``python -m pacs.verl_plugin.cluster.ray_start start ...`` is ``ray start ...``
+with it; ``ray_node`` runs that).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+
+START_WAIT_ENV = "PACS_RAY_START_WAIT_S"
+START_WAIT_S = 300.0
+POLL_S = 0.5
+
+
+class RayStartTimeout(Exception):
+    """Not a RuntimeError: Ray's loop retries those; this one must end the start."""
+
+
+def start_wait_s(env: Mapping[str, str] = os.environ) -> float:
+    """The wait ``PACS_RAY_START_WAIT_S`` sets (seconds), else :data:`START_WAIT_S`."""
+    value = env.get(START_WAIT_ENV, "").strip()
+    if not value:
+        return START_WAIT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise ValueError(f"{START_WAIT_ENV}={value!r}: give a number of seconds > 0")
+    return seconds
+
+
+def patient(
+    get_node: Callable,
+    wait_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Callable:
+    """``get_node`` retried while it raises RuntimeError (the node has not registered yet), for
+    up to ``wait_s`` seconds from the first call; then :class:`RayStartTimeout`."""
+    deadline: list[float] = []
+
+    def wait_for_node(gcs_address, node_id):
+        deadline[:] = deadline or [clock() + wait_s]
+        while True:
+            try:
+                return get_node(gcs_address, node_id)
+            except RuntimeError as err:
+                if clock() >= deadline[0]:
+                    raise RayStartTimeout(timeout_message(wait_s, err)) from err
+            sleep(POLL_S)
+
+    wait_for_node.pacs_patient = True
+    return wait_for_node
+
+
+def timeout_message(wait_s: float, err: Exception) -> str:
+    return (
+        f"Ray's raylet did not register with the GCS within {wait_s:g} s ({err}): the node "
+        "is overloaded (imports of a cold environment, too many processes for its cores) or its "
+        f"raylet died (see /tmp/ray/session_latest/logs/raylet.err). Raise {START_WAIT_ENV} in "
+        "the environment snakemake (or the launcher) runs in, e.g. export "
+        f"{START_WAIT_ENV}={2 * wait_s:g}"
+    )
+
+
+def install(env: Mapping[str, str] = os.environ) -> bool:
+    """Make this process's Ray wait ``start_wait_s`` for its node; False without Ray."""
+    try:
+        from ray._private import services
+    except ImportError:
+        return False
+    if not getattr(services.get_node, "pacs_patient", False):
+        services.get_node = patient(services.get_node, start_wait_s(env))
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ray ARGS`` with :func:`install` first (``ray start`` runs Ray's node start in-process)."""
+    install()
+    from ray.scripts.scripts import main as ray_main
+
+    sys.argv = ["ray", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        ray_main()
+    except RayStartTimeout as err:
+        print(f"ray start: {err}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
