@@ -146,6 +146,58 @@ def test_flash_attn_is_a_url_with_its_sha256_for_the_locked_torch_and_python():
     assert "einops" in locked()  # flash-attn's own dependency, installed from the lock
 
 
+def wheel_cuda_and_abi(wheel: str) -> tuple[str | None, str | None]:
+    """(CUDA tag "130", C++ ABI "TRUE"/"FALSE" or None) of a flash-attn wheel's local version:
+    Dao-AILab's "+cu12torch2.6cxx11abiFALSE", mjun0812's "+cu130torch2.11"."""
+    local = wheel.split("+", 1)[1].split("-", 1)[0] if "+" in wheel else ""
+    cuda = re.match(r"cu(\d+)", local)
+    abi = re.search(r"cxx11abi(TRUE|FALSE)", local)
+    return (cuda.group(1) if cuda else None), (abi.group(1) if abi else None)
+
+
+def torch_cuda() -> str:
+    """CUDA major+minor the locked torch was built for, from the CUDA runtime the lock pins with
+    it (PyPI's torch wheel names none: torch 2.11.0's default is CUDA 13.0)."""
+    runtime = locked()["nvidia-cuda-runtime"][0]
+    return f"{runtime.major}{runtime.minor}"
+
+
+def test_flash_attn_wheel_matches_torchs_cuda_and_cxx11_abi():
+    """A wheel for another CUDA (cu128 beside torch's 13.0) or the pre-cxx11 ABI fails to load
+    its extension (undefined symbols) only on the GPU node."""
+    (line,) = requirement_lines(GPU / "flash-attn.txt")
+    wheel = Requirement(line.split(" --hash=")[0]).url.rsplit("/", 1)[1].replace("%2B", "+")
+    cuda, abi = wheel_cuda_and_abi(wheel)
+    assert cuda is not None, f"{wheel}: no CUDA tag in its version"
+    want = torch_cuda()
+    # a two-digit tag is a major only (cu12): any 12.x; else major+minor must be torch's
+    assert cuda == want or (len(cuda) == 2 and want.startswith(cuda)), (wheel, want)
+    # PyPI's torch is built with the cxx11 ABI since 2.7 (manylinux_2_28); a wheel naming its
+    # ABI must say TRUE; one naming none (mjun0812's) is built against that PyPI torch.
+    assert locked()["torch"][0] >= Version("2.7") and abi in (None, "TRUE"), wheel
+
+
+def test_the_wheel_check_refuses_other_cuda_or_abi():
+    assert wheel_cuda_and_abi("flash_attn-2.8.3+cu128torch2.11-cp312-cp312-linux_x86_64.whl") == (
+        "128",
+        None,
+    )
+    assert wheel_cuda_and_abi(
+        "flash_attn-2.8.3+cu12torch2.6cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"
+    ) == ("12", "FALSE")
+    assert torch_cuda() == "130"
+
+
+def test_docs_state_the_driver_and_glibc_minima_of_the_lock():
+    """CUDA 13.0 needs an NVIDIA driver >= 580 (CUDA 13.0 release notes, Linux x86_64); the lock
+    is resolved for x86_64-manylinux_2_28 (`make gpu-lock`): wheels needing glibc <= 2.28."""
+    docs = (REPO / "docs" / "paper_scale.md").read_text()
+    assert torch_cuda() == "130" and "NVIDIA driver ≥ 580" in docs
+    recipe = (REPO / "Makefile").read_text().split("\ngpu-lock:", 1)[1].split("\n\n", 1)[0]
+    glibc = re.search(r"--python-platform x86_64-manylinux_(\d+)_(\d+)", recipe)
+    assert glibc and f"glibc ≥ {glibc.group(1)}.{glibc.group(2)}" in docs
+
+
 def test_environment_yml_installs_python_and_uv_and_make_gpu_env_installs_the_lock():
     deps = yaml.safe_load((REPO / "environment.yml").read_text())["dependencies"]
     assert not [d for d in deps if isinstance(d, dict)], "packages come from the lock, not pip:"
