@@ -18,6 +18,7 @@ import pytest
 
 from pacs.rewards import _mathverify, code, gpqa, grade_rows
 from pacs.rewards import math as M
+from pacs.rewards._mathjob import MathJob
 from pacs.rewards._mathverify import DeadlineExceeded, SizedCache, deadline
 from pacs.rewards._pool import DeadlinePool, SharedRunner
 
@@ -303,5 +304,5 @@ def test_the_verdict_cache_stays_within_its_bytes(monkeypatch):
     monkeypatch.setattr(_mathverify, "verify", lambda *a, **k: False)
     monkeypatch.setattr(_mathverify, "parse_boxed", lambda content: [content])
     for i in range(200):  # 100 KB boxes: the case
-        _mathverify._strict_verdict("5", "y" * 100_000 + str(i))
+        _mathverify._strict_verdict(MathJob("5", "y" * 100_000 + str(i), None, "strict", 5.0))
     assert 0 < small.bytes <= 2 << 20 and len(small) < 25

@@ -25,6 +25,9 @@ class MathJob(NamedTuple):
     extracted: str | None  # what the response wrote (reported, never compared)
     mode: str  # "strict" | "official"
     timeout: float
+    # strict: (a, b, rounding) that must hold besides answer == gold: a side of a relation in the
+    # box equals its answer (rounding None: the usual rounding; docs/grading_policy.md)
+    claims: tuple[tuple[str, str, int | None], ...] = ()
 
 
 def float_rounding(gold: str, answer: str) -> int:

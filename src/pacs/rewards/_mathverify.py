@@ -164,7 +164,9 @@ ENTRY_OVERHEAD = 300
 VERDICT_CACHE_BYTES = 32 << 20
 GOLD_CACHE_BYTES = 32 << 20
 _VERDICTS = SizedCache(
-    VERDICT_CACHE_BYTES, 1 << 20, lambda key: ENTRY_OVERHEAD + len(key[0]) + len(key[1])
+    VERDICT_CACHE_BYTES,
+    1 << 20,
+    lambda key: ENTRY_OVERHEAD * (1 + len(key[2])) + len(key[0]) + len(key[1]) + len(str(key[2])),
 )
 _GOLDS = SizedCache(GOLD_CACHE_BYTES, 1 << 20, lambda gold: ENTRY_OVERHEAD + 32 * len(gold))
 
@@ -206,7 +208,7 @@ def compare(job: MathJob) -> GradeResult:
             {"error": f"math-verify cannot parse the gold {job.gold[:200]!r}"},
         )
     if job.mode == "strict":
-        correct = _strict_verdict(job.gold, job.answer)
+        correct = _strict_verdict(job)
         return GradeResult(1.0 if correct else 0.0, job.extracted, "ok", {"method": "math_verify"})
     answer = parse(job.answer, list(OFFICIAL_PRED_TARGETS), parsing_timeout=None)
     if not answer:
@@ -217,68 +219,28 @@ def compare(job: MathJob) -> GradeResult:
     )
 
 
-def _strict_verdict(gold: str, answer: str) -> bool:
+def _strict_verdict(job: MathJob) -> bool:
     # The n samples of a problem repeat the same few answers: verify each (gold, answer) once.
-    verdict = _VERDICTS.get((gold, answer))
+    key = (job.gold, job.answer, job.claims)
+    verdict = _VERDICTS.get(key)
     if verdict is None:
-        rounding = float_rounding(gold, answer)
-        verdict = not _false_equation(gold, answer, rounding) and verify(
-            list(_parse_gold(gold)),
-            parse_boxed(answer),
-            float_rounding=rounding,
+        verdict = all(_claim_holds(*claim) for claim in job.claims) and verify(
+            list(_parse_gold(job.gold)),
+            parse_boxed(job.answer),
+            float_rounding=float_rounding(job.gold, job.answer),
             timeout_seconds=None,
         )
-        _VERDICTS.put((gold, answer), verdict)
+        _VERDICTS.put(key, verdict)
     return verdict
 
 
-_COMMAND = re.compile(r"\\[A-Za-z]+")
-_LETTER = re.compile(r"[A-Za-z]")
-
-
-def equation_sides(answer: str) -> list[str] | None:
-    """The sides of ``a = b = c`` split at top-level ``=``; None for anything else.
-
-    Not an equation: no ``=``, a side that is empty, a comparison (``<=``, ``\\ne`` has no ``=``),
-    or a top-level comma or semicolon (a system such as ``x = 1, y = 2``: math-verify's).
-    """
-    sides, depth, start = [], 0, 0
-    for pos, char in enumerate(answer):
-        if char in "{(":
-            depth += 1
-        elif char in "})":
-            depth -= 1
-        elif depth == 0 and char in ",;":
-            return None
-        elif depth == 0 and char == "=":
-            sides.append(answer[start:pos])
-            start = pos + 1
-    sides.append(answer[start:])
-    sides = [side.strip() for side in sides]
-    if len(sides) < 2 or not all(sides) or any(side[-1] in "<>!:" for side in sides[:-1]):
-        return None
-    return sides
-
-
-def _false_equation(gold: str, answer: str, rounding: int) -> bool:
-    """An equation whose variable-free sides are not all equal to its last side (``1 = 2``).
-
-    math-verify compares an equation by its right side, so ``\\boxed{1=2}`` scored 1 against 2.
-    Sides naming a variable (``x = 2``, ``a+b = 5``) are names, not claims: they are skipped.
-    A gold that is itself an equation is left to math-verify.
-    """
-    if "=" not in answer or "=" in gold:
-        return False
-    sides = equation_sides(answer)
-    if sides is None:
-        return False
-    last = parse_boxed(sides[-1])
-    for side in sides[:-1]:
-        if _LETTER.search(_COMMAND.sub("", side)):
-            continue
-        if not verify(last, parse_boxed(side), float_rounding=rounding, timeout_seconds=None):
-            return True
-    return False
+def _claim_holds(left: str, right: str, rounding: int | None) -> bool:
+    """A relation's side equals its answer (``1 = 2`` does not): docs/grading_policy.md.
+    math-verify alone compares an equation by its right side, so ``\\boxed{1=2}`` scored 1."""
+    rounding = float_rounding(left, right) if rounding is None else rounding
+    return verify(
+        parse_boxed(left), parse_boxed(right), float_rounding=rounding, timeout_seconds=None
+    )
 
 
 def run_job(job: MathJob) -> GradeResult:

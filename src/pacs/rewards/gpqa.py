@@ -40,10 +40,21 @@ PROMPT_TEMPLATE = (
 # No two runs of the same characters touch (the old "[ \t]*\**[ \t]*" split a run of spaces
 # every way: quadratic).
 _ANSWER_LINE = re.compile(r"(?i:answer)\**[ \t]*:(?:[ \t]|\*)*\$?\(?([A-D])\)?(?![A-Za-z0-9])")
-# A hedge right after the chosen letter: "A or B", "A/B", "A, C", "(A) and (D)".
-_HEDGE = re.compile(
-    r"\)?\$?[ \t]*(?:[,/&]|(?i:and/or|or|and)(?![A-Za-z]))[ \t]*\$?\(?[A-D]\)?(?![A-Za-z0-9])"
+# A hedge right after the chosen letter (docs/grading_policy.md): a connective, perhaps a
+# qualifier, then another option standing alone, across wrappers ($, **, brackets) and line
+# breaks: "A or B", "A (or B)", "A, or B", "A | B", "$A$ (or B)", "A or" + newline + "B".
+# Each class is followed by a fixed token, so one match is linear in the text it scans.
+_WRAP = r"[\s$*(\[{]*"
+_CONNECTIVE = (
+    r"(?:[,;/|&+]|\\(?:lor|vee|mid)(?![A-Za-z])"
+    r"|(?i:and/or|or|and|nor|vs\.?|versus)(?![A-Za-z]))"
 )
+_QUALIFIER = r"(?i:maybe|possibly|perhaps|probably|else|alternatively|even|also)(?![A-Za-z])"
+_HEDGE = re.compile(
+    rf"[\s()\[\]{{}}$*]*{_CONNECTIVE}(?:{_WRAP}{_CONNECTIVE})?{_WRAP}(?:{_QUALIFIER}{_WRAP})?"
+    r"(?:\\text\s*\{\s*)?\(?([A-D])\)?(?![A-Za-z0-9])"
+)
+_FIRST_LETTER = re.compile(r"\(?([A-D])\)?(?![A-Za-z0-9])")
 _BOXED_LETTER = re.compile(r"\(?([A-D])\)?(?:[\s.:)].*)?", re.DOTALL)
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}")
 
@@ -133,11 +144,13 @@ def _boxed_letter(response: str) -> tuple[int, str, bool] | None:
     if content is None:
         return None
     content = _TEXT_WRAPPER.sub(r"\1", content).strip()
+    first = _FIRST_LETTER.match(content)
+    if first and _HEDGE.match(content, first.end(1)):  # "A|B", "A, B": a hedge, not "no letter"
+        return command.start(), first.group(1), True
     match = _BOXED_LETTER.fullmatch(content)
     if not match:
         return None
-    hedged = _HEDGE.match(content, match.end(1)) is not None
-    return command.start(), match.group(1), hedged
+    return command.start(), match.group(1), False
 
 
 def grade(response: str, gold_letter: str) -> GradeResult:

@@ -40,6 +40,7 @@ from typing import Any
 
 from pacs.rewards._limits import check_seconds
 from pacs.rewards._mathjob import MathJob
+from pacs.rewards._relation import read_answer
 from pacs.rewards.result import STATUSES, GradeResult
 
 EXTRACTIONS = ("strict", "official")
@@ -248,6 +249,28 @@ _UNICODE_SYMBOLS = str.maketrans(
         "\u2265": "\\ge ",
         "\u2260": "\\ne ",
         "\u2044": "/",  # fraction slash
+        # relations and hedges: read by pacs.rewards._relation as their LaTeX
+        "\u2248": "\\approx ",
+        "\u2192": "\\to ",
+        "\u27f6": "\\longrightarrow ",
+        "\u21d2": "\\Rightarrow ",
+        "\u27f9": "\\implies ",
+        "\u21d4": "\\iff ",
+        "\u21a6": "\\mapsto ",
+        "\u2261": "\\equiv ",
+        "\u2254": ":=",
+        "\u223c": "\\sim ",
+        "\u2243": "\\simeq ",
+        "\u2245": "\\cong ",
+        "\u2208": "\\in ",
+        "\u2209": "\\notin ",
+        "\u2234": "\\therefore ",
+        "\u2a7d": "\\le ",
+        "\u2a7e": "\\ge ",
+        "\u2228": "\\lor ",
+        "\u00b1": "\\pm ",
+        "\u2213": "\\mp ",
+        "\uff1d": "=",
     }
 )
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5)}
@@ -420,7 +443,33 @@ def _prepare(response: str, gold_text: str, extraction: str, timeout: float):
         return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
     if len(answer_form) > MAX_ANSWER_CHARS:
         return _too_long("answer", len(answer_form), MAX_ANSWER_CHARS, extracted)
-    return MathJob(gold_form, answer_form, extracted, "strict", timeout)
+    return _read(gold_form, answer_form, extracted, timeout)
+
+
+def _read(gold_form: str, answer_form: str, extracted: str, timeout: float):
+    """The box read as a structure (docs/grading_policy.md, "Relations and candidate lists"):
+    a structural verdict, a fast verdict on its answer side, or a MathJob with its claims."""
+    reading = read_answer(answer_form, gold_form)
+    if reading.verdict is not None:
+        details = {"method": reading.verdict, "reason": reading.reason}
+        return GradeResult(0.0, extracted, "ok", details)
+    claims = []
+    for left, right, rounding in reading.claims:
+        left, right = canonical(left), canonical(right)
+        same = _fast_compare(normalize_answer(left), normalize_answer(right))
+        if same is False and rounding is None:  # two different plain numbers: a false relation
+            reason = f"a false relation: {right[:40]!r} is not {left[:40]!r}"
+            return GradeResult(0.0, extracted, "ok", {"method": "relation", "reason": reason})
+        if same is not True:
+            claims.append((left, right, rounding))
+    answer = canonical(reading.answer)
+    if answer != answer_form:
+        equal = _fast_compare(normalize_answer(gold_form), normalize_answer(answer))
+        if equal is False or (equal and not claims):
+            return GradeResult(1.0 if equal else 0.0, extracted, "ok", {"method": "fast"})
+        if spaced_digits(answer):
+            return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
+    return MathJob(gold_form, answer, extracted, "strict", timeout, tuple(claims))
 
 
 def _prepare_or_error(response: str, gold_text: str, extraction: str, timeout: float):
