@@ -325,13 +325,16 @@ def ppo_policy_loss(
     loss_agg_mode: str = "token-mean",
     clip_ratio_low: float | None = None,
     clip_ratio_high: float | None = None,
+    horizon: int | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Clipped surrogate: max(−A·ρ, −A·clip(ρ, 1−ε_low, 1+ε_high)), optionally dual-clipped.
 
     logp, old_logp, advantages, mask: [B, T]. ε_low and ε_high default to ``clip_ratio`` (PPO's
     symmetric clip); DAPO's clip-higher sets ε_high > ε_low (verl's ``clip_ratio_low/high``).
-    ``clip_ratio_c`` (> 1) enables dual-clip PPO: for A < 0 the loss is capped at −A·c.
-    Returns (loss, stats: clipfrac, ppo_kl).
+    ``clip_ratio_c`` (> 1) enables dual-clip PPO: for A < 0 the loss is capped at −A·c (verl's
+    ``compute_policy_loss_vanilla`` always caps, by default at 3); None: no cap. ``horizon`` is
+    :func:`agg_loss`'s (verl's ``loss_scale_factor``). Returns (loss, stats: clipfrac, ppo_kl,
+    clipfrac_lower: the share of tokens whose loss the cap lowered).
     """
     _check_same_shape(logp=logp, old_logp=old_logp, advantages=advantages, mask=mask)
     _check_no_nan(logp=logp, old_logp=old_logp, advantages=advantages)
@@ -343,16 +346,18 @@ def ppo_policy_loss(
     ratio = torch.exp(log_ratio)
     unclipped = -advantages * ratio
     clipped = -advantages * ratio.clamp(1 - low, 1 + high)
-    losses = torch.maximum(unclipped, clipped)
+    clipped_once = torch.maximum(unclipped, clipped)
+    losses = clipped_once
     if clip_ratio_c is not None:
         losses = torch.where(
             advantages < 0, torch.minimum(losses, -advantages * clip_ratio_c), losses
         )
-    loss = agg_loss(losses, mask, loss_agg_mode)
+    loss = agg_loss(losses, mask, loss_agg_mode, horizon)
     with torch.no_grad():
         stats = {
             "clipfrac": masked_mean((clipped > unclipped).float(), mask).item(),
             "ppo_kl": masked_mean(-log_ratio, mask).item(),
+            "clipfrac_lower": masked_mean((losses < clipped_once).float(), mask).item(),
         }
     return loss, stats
 

@@ -50,6 +50,7 @@ PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
 NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
 UnitFloat = Annotated[StrictFloat, Field(ge=0, le=1)]
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
+DualClip = Annotated[StrictFloat, Field(gt=1)] | None  # verl asserts c > 1; null: no cap
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 
 # The loss code's modes (SCORE_METHODS, LOSS_AGG_MODES) come from pacs.loss_modes.
@@ -199,7 +200,13 @@ class PacsSpec:
 
 
 class ClippedSurrogate:
-    """What the PPO-clip methods (GRPO, PPO, DAPO) share: no reference model in their loss."""
+    """What the PPO-clip methods (GRPO, PPO, DAPO) share: no reference model in their loss, a
+    clip range and a dual-clip cap (``clip_ratio_c``, docs/design.md §2.7)."""
+
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """(ε_low, ε_high) of the clip range [1 − ε_low, 1 + ε_high]: symmetric here."""
+        return (self.clip_ratio, self.clip_ratio)
 
     @property
     def reference(self) -> RefSchedule | None:
@@ -224,6 +231,10 @@ class GrpoSpec(ClippedSurrogate):
     ``seq-mean-token-sum-norm`` (docs/design.md §2.7); ``token-mean`` is vanilla."""
     clip_ratio: PositiveFloat = 0.2
     """PPO-clip ε (App. B; verl's default)."""
+    clip_ratio_c: DualClip = 3.0
+    """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
+    −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
+    cap (docs/design.md §2.7)."""
 
 
 @spec
@@ -242,6 +253,10 @@ class PpoSpec(ClippedSurrogate):
     """As for GRPO: the official scripts' aggregation (docs/design.md §2.7)."""
     clip_ratio: PositiveFloat = 0.2
     """PPO-clip ε (App. B; verl's default)."""
+    clip_ratio_c: DualClip = 3.0
+    """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
+    −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
+    cap (docs/design.md §2.7)."""
     gamma: UnitFloat = 1.0
     """GAE discount γ; verl's LLM default 1 (App. B)."""
     lam: UnitFloat = 1.0
@@ -269,6 +284,9 @@ class DapoSpec(ClippedSurrogate):
     """ε_low of the clip range [1 − ε_low, 1 + ε_high] (DAPO §3.1, 'clip-higher': 0.2)."""
     clip_ratio_high: PositiveFloat = 0.28
     """ε_high (DAPO §3.1: 0.28), above ε_low so low-probability tokens can rise."""
+    clip_ratio_c: DualClip = 10.0
+    """Dual-clip cap for A < 0 (as GRPO's): the DAPO recipe's ``clip_ratio_c=10.0``
+    (verl ``recipe/dapo``); null: no cap (docs/design.md §2.7)."""
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "token-mean"
     """DAPO §3.3's token-level policy-gradient loss (verl's ``token-mean``)."""
     dynamic_sampling: Bool = True
@@ -276,13 +294,22 @@ class DapoSpec(ClippedSurrogate):
     all-correct nor all-wrong (verl: ``algorithm.filter_groups``)."""
     max_gen_rounds: PositiveInt = 3
     """Cap on generation rounds per step (verl recipe's ``max_num_gen_batches``; 3 is ours, for
-    a CPU budget): at the cap the batch is topped up with homogeneous groups (zero advantage)
-    and the step logs ``ds_cap_hit = 1`` (tiny engine; verl 0.9.1 has no such cap)."""
+    a CPU budget): at the cap the batch is topped up with homogeneous groups, which keep its
+    shape but stay out of the loss, and the step logs ``ds_cap_hit = 1`` (tiny engine; verl
+    0.9.1 has no such cap)."""
     overlong_buffer: PositiveInt | None = None
     """DAPO §3.4's soft overlong punishment: the last ``overlong_buffer`` tokens before the
-    response limit cost up to ``overlong_penalty`` reward, linearly; null turns it off."""
+    response limit cost up to ``overlong_penalty`` reward, linearly; null turns it off (the
+    default: the tiny profile's responses are too short for a buffer). The recipe: 4096 of
+    20480 tokens; configs/paper.yaml scales it to its limit (docs/design.md §2.11)."""
     overlong_penalty: PositiveFloat = 1.0
-    """The penalty at the response limit (DAPO: 1.0)."""
+    """The penalty at the response limit (DAPO: 1.0 against a ±1 reward, half the reward gap;
+    with our 0/1 reward the same share is 0.5, as configs/paper.yaml sets)."""
+
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """(ε_low, ε_high): clip-higher."""
+        return (self.clip_ratio_low, self.clip_ratio_high)
 
 
 @spec

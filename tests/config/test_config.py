@@ -107,7 +107,7 @@ def test_the_issue_cases_fail_at_load():
         ),
         (
             lambda c: c["runs"].update(x={"method": "grpo", "beta": 2.0}),
-            "runs.x.beta: unknown key; valid: method, label, ablation, models, nnodes, loss_agg_mode, clip_ratio",
+            "runs.x.beta: unknown key; valid: method, label, ablation, models, nnodes, loss_agg_mode, clip_ratio, clip_ratio_c",
         ),
         (
             lambda c: c["runs"].update(x={"method": "pacs", "ablation": "betas"}),

@@ -84,6 +84,7 @@ def test_every_mode_a_spec_accepts_is_one_the_math_runs():
     assert m.spec_class("ppo") is m.PpoSpec and m.spec_keys(m.GrpoSpec) == (
         "loss_agg_mode",
         "clip_ratio",
+        "clip_ratio_c",
     )
 
 
@@ -190,3 +191,38 @@ def test_an_overlong_buffer_longer_than_the_responses_is_refused():
         parse_profile(cfg, "configs/x.yaml")
     cfg["runs"]["d"]["overlong_buffer"] = 16
     assert parse_profile(cfg).runs["d"].method.overlong_buffer == 16
+
+
+def test_dual_clip_is_a_stated_field_of_every_clipped_method():
+    """verl's default cap 3 for GRPO and PPO, the DAPO recipe's 10, null for none; a cap of 1 or
+    less is refused (verl asserts c > 1) with the run and the field named."""
+    from pacs.config import ConfigError, load_config, parse_profile
+
+    assert m.GrpoSpec().clip_ratio_c == m.PpoSpec().clip_ratio_c == 3.0
+    assert m.DapoSpec().clip_ratio_c == 10.0 and m.GrpoSpec(clip_ratio_c=None).clip_ratio_c is None
+    assert m.DapoSpec().clip_range == (0.2, 0.28) and m.PpoSpec(clip_ratio=0.1).clip_range == (
+        0.1,
+        0.1,
+    )
+    cfg = load_config(ROOT / "configs" / "default.yaml")
+    cfg["runs"] = {"g": {"method": "grpo", "clip_ratio_c": 1.0}}
+    with pytest.raises(ConfigError, match=r"runs\.g\.clip_ratio_c: .*greater than 1"):
+        parse_profile(cfg, "configs/x.yaml")
+    cfg["runs"]["g"]["clip_ratio_c"] = None
+    assert parse_profile(cfg).runs["g"].method.clip_ratio_c is None
+
+
+def test_the_paper_profile_runs_dapo_as_its_recipe():
+    """The recipe's overlong buffer (4096 of 20480 tokens) at our response limit, its penalty
+    (1.0 against a +1/-1 reward, half the gap) against our 0/1 reward, its cap of 10."""
+    from pacs.config import load_config, parse_profile
+
+    profile = parse_profile(load_config(ROOT / "configs" / "paper.yaml"))
+    dapo, limit = profile.runs["dapo"].method, profile.train.max_new_tokens
+    assert dapo.overlong_buffer == round(4096 / 20480 * limit) == 1638
+    assert dapo.overlong_penalty == 1.0 * (1 - 0) / (1 - (-1))
+    assert (dapo.clip_ratio_c, dapo.dynamic_sampling, dapo.loss_agg_mode) == (
+        10.0,
+        True,
+        "token-mean",
+    )

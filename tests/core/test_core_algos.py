@@ -254,11 +254,24 @@ def test_ppo_policy_loss_hand_computed():
     assert stats["clipfrac"] == pytest.approx(0.5)
     # A = −1 with ratio 5: unclipped 5, clipped 1.2 → 5; dual-clip with c = 3 caps it at 3.
     big = torch.log(torch.tensor([[5.0]]))
-    plain, _ = ca.ppo_policy_loss(big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1))
-    dual, _ = ca.ppo_policy_loss(
+    plain, free = ca.ppo_policy_loss(big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1))
+    dual, capped = ca.ppo_policy_loss(
         big, torch.zeros(1, 1), -torch.ones(1, 1), torch.ones(1, 1), clip_ratio_c=3.0
     )
     assert plain.item() == pytest.approx(5.0) and dual.item() == pytest.approx(3.0)
+    assert (free["clipfrac_lower"], capped["clipfrac_lower"]) == (0.0, 1.0)
+    # Dr. GRPO's horizon: two sequences' token sums (−1.7 and −0.5) averaged, over a budget of 10.
+    two = torch.log(torch.tensor([[1.5, 0.5], [0.5, 1.0]]))
+    mask2 = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    normed, _ = ca.ppo_policy_loss(
+        two,
+        torch.zeros(2, 2),
+        torch.ones(2, 2),
+        mask2,
+        loss_agg_mode="seq-mean-token-sum-norm",
+        horizon=10,
+    )
+    assert normed.item() == pytest.approx((-1.7 - 0.5) / 2 / 10)
 
 
 def gae_reference(rewards, values, mask, gamma, lam):

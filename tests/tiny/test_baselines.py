@@ -63,17 +63,30 @@ def test_dynamic_sampling_keeps_only_mixed_groups(tiny_env, small_config):
     assert row["reward_mean"] == pytest.approx(1 / n)
 
 
-def test_dynamic_sampling_stops_at_its_cap_and_says_so(tiny_env, small_config, capsys):
+def test_dynamic_sampling_stops_at_its_cap_and_says_so(tiny_env, small_config, capsys, monkeypatch):
+    """At the cap the batch is topped up to its shape, but the top-up groups' tokens never reach
+    the loss: they would enlarge token-mean's denominator and shrink the mixed group's gradient."""
     settings = settings_for(small_config(), "dapo", max_gen_rounds=2)
-    want = settings.prompts_per_step
-    rewards = RoundRewards(settings.group_size, [{1}, set()])
+    n, want = settings.group_size, settings.prompts_per_step
+    masks = []
+    loss = tt.DapoBranch.loss
+
+    def recording(logp, batch, s, mask, settings):
+        masks.append(mask.clone())
+        return loss(logp, batch, s, mask, settings)
+
+    monkeypatch.setattr(tt.DapoBranch, "loss", staticmethod(recording))
+    rewards = RoundRewards(n, [{1}, set()])
     _, row, mbs = one_step(tiny_env, settings, rewards)
     assert len(rewards.calls) == 2  # never a third round
     assert row["ds_rounds"] == 2 and row["ds_cap_hit"] == 1 and row["ds_mixed_groups"] == 1
     assert row["mixed_frac"] == pytest.approx(1 / want)  # topped up with all-wrong groups
     assert all(math.isfinite(m["loss"]) for m in mbs)
+    rows_seen = torch.cat(masks).sum(-1) > 0  # the mixed group comes first, then the top-ups
+    assert rows_seen[:n].all() and not rows_seen[n:].any() and len(rows_seen) == want * n
     err = capsys.readouterr().err
     assert "dynamic sampling hit its cap of 2 generation rounds with 1/" in err
+    assert "left out of the loss" in err
 
 
 def test_without_dynamic_sampling_dapo_generates_once(tiny_env, small_config):

@@ -151,10 +151,12 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
             spec.clip_ratio_high,
         )
         assert bool(c.algorithm.filter_groups.enable) is spec.dynamic_sampling
+        assert actor.clip_ratio_c == spec.clip_ratio_c == 10.0  # the recipe's cap
     else:
         assert isinstance(spec, (GrpoSpec, PpoSpec))
         assert actor.loss_agg_mode == spec.loss_agg_mode
         assert actor.clip_ratio_low == actor.clip_ratio_high == spec.clip_ratio
+        assert actor.clip_ratio_c == spec.clip_ratio_c == 3.0  # verl's default, now stated
         if isinstance(spec, PpoSpec):
             assert (c.algorithm.gamma, c.algorithm.lam) == (spec.gamma, spec.lam)
             assert (
@@ -178,3 +180,158 @@ def test_the_reset_schedules_are_not_trivial():
     ]
     assert tiny_resets(tt.Settings.from_profile(profile, "x_periodic1")) == list(STEPS)[1:]
     assert tiny_resets(tt.Settings.from_profile(profile, "x_fixed")) == []
+
+
+# ------------------------------------------------------------------ one objective, both engines
+#
+# The tiny engine's loss branch and verl 0.9.1's own policy-loss function (the one ppo_loss picks by
+# actor.policy_loss.loss_mode, with the actor config the launcher's overrides compose to) on the
+# same tensors: loss and gradient, per method, including tokens where the dual-clip cap binds.
+
+PAPER = REPO / "configs" / "paper.yaml"
+LOSS_RUNS = {
+    "grpo": {"method": "grpo", "ablation": "main"},
+    "ppo": {"method": "ppo", "ablation": "main"},
+    "dapo": {"method": "dapo", "ablation": "main"},
+    "real": {"method": "real", "ablation": "main"},
+    "grpo_nocap": {"method": "grpo", "ablation": "main", "clip_ratio_c": None},
+    "ppo_token_mean": {"method": "ppo", "ablation": "main", "loss_agg_mode": "token-mean"},
+    "dapo_cap2": {"method": "dapo", "ablation": "main", "clip_ratio_c": 2.0},
+}
+GROUPS, T = 2, 6
+
+
+@pytest.fixture(scope="module")
+def loss_profile() -> Profile:
+    cfg = copy.deepcopy(load_config(PAPER))
+    cfg["runs"] = LOSS_RUNS
+    return parse_profile(cfg, str(PAPER))
+
+
+def verl_actor(profile: Profile, run: str, compose, tmp_path):
+    """verl's actor config (a dataclass) composed from the launcher's overrides for ``run``."""
+    from verl.utils.config import omega_conf_to_dataclass
+
+    model = next(iter(profile.models))
+    overrides = build_overrides(
+        profile,
+        profile.run(run),
+        model,
+        0,
+        RunPaths("/t", "/t", tmp_path),
+        ClusterShape(1, 8),
+        "/l",
+    )
+    return omega_conf_to_dataclass(compose(overrides).actor_rollout_ref.actor)
+
+
+def loss_batch(n: int, seed: int = 0) -> dict:
+    """[B, T] log-probs (the rollout's and the policy's), a ragged mask, 0/1 labels in mixed and
+    homogeneous groups, advantages with both signs; token (0, 0) has A < 0 at ρ = e^3 ≈ 20, where
+    every cap in LOSS_RUNS binds."""
+    g = torch.Generator().manual_seed(seed)
+    b = GROUPS * n
+    lengths = torch.randint(1, T + 1, (b,), generator=g)
+    lengths[0] = T
+    mask = (torch.arange(T)[None, :] < lengths[:, None]).float()
+    old = -torch.rand(b, T, generator=g) * 3
+    logp = old + 0.8 * torch.randn(b, T, generator=g)
+    logp[0, 0] = old[0, 0] + 3.0
+    adv = torch.randn(b, T, generator=g) * mask
+    adv[0, 0] = -0.5
+    labels = torch.tensor([1.0, 0.0] * (n // 2) + [1.0] * n)  # group 0 mixed, group 1 all correct
+    return {
+        "old_logp": old,
+        "ref_logp": old,
+        "logp": logp,
+        "mask": mask,
+        "adv": adv,
+        "labels": labels,
+    }
+
+
+def verl_advantages(spec, data: dict, n: int) -> torch.Tensor:
+    """What verl's actor receives as advantages: the tensor itself, or for REAL the labels as
+    signs of weight 1 (the ``pacs`` estimator with ``use_weight=False``)."""
+    from pacs.verl_plugin.advantage import signed_class_weights
+
+    if not isinstance(spec, RealSpec):
+        return data["adv"]
+    uids = [f"u{i // n}" for i in range(len(data["labels"]))]
+    return signed_class_weights(data["labels"], uids, False).unsqueeze(-1) * data["mask"]
+
+
+def tiny_loss(settings: tt.Settings, data: dict):
+    leaf = data["logp"].clone().requires_grad_(True)
+    batch = {**data, "advantages": data["adv"]}
+    rows = slice(0, leaf.shape[0])
+    loss, stats = tt.BRANCHES[settings.method].loss(leaf, batch, rows, data["mask"], settings)
+    loss.backward()
+    return loss.detach(), leaf.grad, stats
+
+
+def verl_loss(actor, advantages: torch.Tensor, data: dict):
+    """verl.workers.utils.losses.ppo_loss's policy-loss call, one rank, one micro-batch."""
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+
+    import pacs.verl_plugin.loss  # noqa: F401  (registers the pacs and real losses)
+
+    mask = data["mask"].bool()
+    actor.global_batch_info.update(
+        dp_size=1,
+        batch_num_tokens=int(mask.sum()),
+        global_batch_size=mask.shape[0],
+        loss_scale_factor=actor.loss_scale_factor,
+    )
+    leaf = data["logp"].clone().requires_grad_(True)
+    loss, metrics = get_policy_loss_fn(actor.policy_loss.loss_mode)(
+        old_log_prob=data["old_logp"],
+        log_prob=leaf,
+        advantages=advantages,
+        response_mask=mask,
+        loss_agg_mode=actor.loss_agg_mode,
+        config=actor,
+    )
+    loss.backward()
+    return loss.detach(), leaf.grad, metrics
+
+
+@pytest.mark.parametrize("run", list(LOSS_RUNS))
+def test_tiny_loss_equals_verl_policy_loss(run, loss_profile, compose, tmp_path):
+    settings = tt.Settings.from_profile(loss_profile, run)
+    spec, n = settings.method, settings.group_size
+    data = loss_batch(n, seed=len(run))
+    ours, our_grad, stats = tiny_loss(settings, data)
+    theirs, their_grad, metrics = verl_loss(
+        verl_actor(loss_profile, run, compose, tmp_path), verl_advantages(spec, data, n), data
+    )
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(our_grad, their_grad, rtol=1e-6, atol=1e-7)
+    assert our_grad.abs().sum() > 0
+    if isinstance(spec, RealSpec):
+        return
+    capped = spec.clip_ratio_c is not None
+    assert (stats["clipfrac_lower"] > 0) is capped  # token (0, 0) is capped iff there is a cap
+    assert stats["clipfrac_lower"] == pytest.approx(metrics["actor/pg_clipfrac_lower"])
+    assert stats["clipfrac"] == pytest.approx(metrics["actor/pg_clipfrac"])
+
+
+@pytest.mark.parametrize("run,expected", [("grpo", 1.2371), ("grpo_nocap", 1.8481)])
+def test_the_cap_binds_as_in_verl(run, expected, loss_profile, compose, tmp_path):
+    """One token, A = −0.41237 at ρ = e^1.5 ≈ 4.48: verl's default cap c = 3 gives −A·c = 1.2371
+    (its gradient is 0: the cap does not depend on the policy); uncapped −A·ρ = 1.8481."""
+    settings = tt.Settings.from_profile(loss_profile, run)
+    one = torch.ones(1, 1)
+    data = {"old_logp": 0 * one, "logp": 1.5 * one, "mask": one, "adv": -0.41237 * one}
+    ours, our_grad, _ = tiny_loss(settings, data)
+    theirs, their_grad, _ = verl_loss(
+        verl_actor(loss_profile, run, compose, tmp_path), data["adv"], data
+    )
+    horizon = settings.max_new_tokens  # GRPO's seq-mean-token-sum-norm divides by the budget
+    assert float(ours) * horizon == pytest.approx(expected, abs=1e-4)
+    assert float(theirs) * horizon == pytest.approx(expected, abs=1e-4)
+    assert (
+        float(our_grad)
+        == float(their_grad)
+        == (0.0 if run == "grpo" else pytest.approx(1.8481 / horizon, abs=1e-7))
+    )

@@ -61,6 +61,9 @@ class Collected:
     time_generate: float = 0.0
     time_reward: float = 0.0
     metrics: dict = dataclasses.field(default_factory=dict)
+    trained: torch.Tensor | None = None
+    """[B] bool: rows whose tokens enter the loss (dynamic sampling's top-up groups do not);
+    None: every row."""
 
 
 def generate_round(src: Source, k: int) -> Collected:
@@ -84,10 +87,14 @@ def generate_round(src: Source, k: int) -> Collected:
 def dynamic_sampling(src: Source, step: int) -> Collected:
     """DAPO §3.2: generate rounds of ``prompts_per_step`` prompts until that many groups hold
     both labels, at most ``max_gen_rounds`` rounds. At the cap the batch is topped up with the
-    earliest homogeneous groups (their GRPO advantage is 0) and the step says so on stderr and
+    earliest homogeneous groups, left out of the loss, and the step says so on stderr and
     in ``ds_cap_hit``. Metrics: ``ds_rounds``, ``ds_generated_groups``, ``ds_mixed_groups``
     (kept), ``ds_cap_hit``, ``ds_reward_all`` (the mean score of every generated response, where
-    ``reward_mean`` is the kept batch's); the generation time covers every round."""
+    ``reward_mean`` is the kept batch's); the generation time covers every round.
+
+    The top-up groups only keep the batch's shape (whole mini-batches): ``trained`` leaves them
+    out of the loss, as they would otherwise enlarge token-mean's denominator (and, with the
+    overlong penalty, carry a non-zero advantage)."""
     s, n, want = src.settings, src.settings.group_size, src.settings.prompts_per_step
     mixed, spare, rounds = [], [], []
     while len(mixed) < want and len(rounds) < s.method.max_gen_rounds:
@@ -102,10 +109,11 @@ def dynamic_sampling(src: Source, step: int) -> Collected:
         print(
             f"step {step}: dynamic sampling hit its cap of {s.method.max_gen_rounds} generation "
             f"rounds with {len(mixed)}/{want} mixed groups; topped up with "
-            f"{want - len(mixed)} all-correct/all-wrong groups (zero advantage)",
+            f"{want - len(mixed)} all-correct/all-wrong groups, left out of the loss",
             file=sys.stderr,
         )
     out = merge_groups(chosen, n, src.tokenizer.pad_token_id)
+    out.trained = torch.arange(want * n) < min(len(mixed), want) * n  # mixed groups come first
     out.time_generate = sum(r.time_generate for r in rounds)
     out.time_reward = sum(r.time_reward for r in rounds)
     out.metrics = {

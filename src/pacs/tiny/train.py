@@ -125,6 +125,9 @@ def train_step(
     slices = mini_batch_slices(len(scores), settings.mini_batches)
     batch = rollout_quantities(state, settings, roll, slices)
     batch["labels"] = labels
+    batch["loss_mask"] = roll.response_mask  # what the loss reads; DAPO's top-ups are left out
+    if got.trained is not None:
+        batch["loss_mask"] = roll.response_mask * got.trained[:, None].to(roll.response_mask.dtype)
     branch.prepare(batch, scores, roll, settings)
     times.append(time.perf_counter())
     # 4-5. Loss and update: one optimizer step per mini-batch of whole groups, in rollout order.
@@ -133,7 +136,7 @@ def train_step(
         mask = roll.response_mask[s]
         ids, attention, length = roll.input_ids[s], roll.attention_mask[s], roll.response_len
         logp, entropy = response_logprobs(state.policy, ids, attention, length, with_entropy=True)
-        loss, stats = branch.loss(logp, batch, s, mask, settings)  # PACS: core_algos.pacs_loss
+        loss, stats = branch.loss(logp, batch, s, batch["loss_mask"][s], settings)
         loss.backward()
         grad_norm = clip_and_step(state.policy.parameters(), state.optimizer, settings.grad_clip)
         entropy_mean = core_algos.masked_mean(entropy, mask).item()
@@ -234,13 +237,20 @@ class GrpoBranch(Branch):
 
     @staticmethod
     def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
+        """verl's clipped surrogate (``vanilla``) with the spec's clip range and dual-clip cap;
+        Dr. GRPO's horizon is the response budget, as verl's ``loss_scale_factor``."""
+        spec = settings.method
+        low, high = spec.clip_range
         return core_algos.ppo_policy_loss(
             logp,
             batch["old_logp"][s],
             batch["advantages"][s],
             mask,
-            clip_ratio=settings.method.clip_ratio,
-            loss_agg_mode=settings.method.loss_agg_mode,
+            clip_ratio_c=spec.clip_ratio_c,
+            loss_agg_mode=spec.loss_agg_mode,
+            clip_ratio_low=low,
+            clip_ratio_high=high,
+            horizon=settings.max_new_tokens,
         )
 
 
@@ -301,19 +311,6 @@ class DapoBranch(GrpoBranch):
             )
         adv = core_algos.grpo_outcome_advantage(rewards, settings.group_size)
         batch["advantages"] = adv[:, None] * roll.response_mask
-
-    @staticmethod
-    def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
-        spec: DapoSpec = settings.method
-        return core_algos.ppo_policy_loss(
-            logp,
-            batch["old_logp"][s],
-            batch["advantages"][s],
-            mask,
-            loss_agg_mode=spec.loss_agg_mode,
-            clip_ratio_low=spec.clip_ratio_low,
-            clip_ratio_high=spec.clip_ratio_high,
-        )
 
 
 class RealBranch(Branch):

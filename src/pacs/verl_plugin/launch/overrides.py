@@ -40,6 +40,9 @@ REAL_LOSS_CONFIG = "pacs.verl_plugin.loss.REALPolicyLossConfig"
 # compute_score returns {"score", ...}; the dapo reward manager adds its penalty to the reward only).
 DAPO_FILTER_METRIC = "score"
 SUM_NORM = "seq-mean-token-sum-norm"
+# verl 0.9.1 always dual-clips (it asserts clip_ratio_c > 1), so a spec's null (no cap) becomes a
+# cap that cannot bind: both engines clamp the log-ratio to ±20, so ρ ≤ e^20 ≈ 4.9e8 < 1e9.
+NO_DUAL_CLIP = 1.0e9
 TOTAL_EPOCHS = 1000  # the step budget (trainer.total_training_steps) is what ends a run
 
 
@@ -244,14 +247,17 @@ def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
     return items
 
 
-def _policy_gradient(spec: GrpoSpec | PpoSpec, p: Profile) -> dict:
+def _policy_gradient(spec: GrpoSpec | PpoSpec | DapoSpec, p: Profile) -> dict:
+    """verl's ``vanilla`` clipped surrogate with the spec's clip range and dual-clip cap."""
     a = "actor_rollout_ref.actor"
+    low, high = spec.clip_range
     items = {
         f"{a}.policy_loss.loss_mode": "vanilla",
         f"{a}.loss_agg_mode": spec.loss_agg_mode,
-        f"{a}.clip_ratio": spec.clip_ratio,
-        f"{a}.clip_ratio_low": spec.clip_ratio,
-        f"{a}.clip_ratio_high": spec.clip_ratio,
+        f"{a}.clip_ratio": low,
+        f"{a}.clip_ratio_low": low,
+        f"{a}.clip_ratio_high": high,
+        f"{a}.clip_ratio_c": NO_DUAL_CLIP if spec.clip_ratio_c is None else spec.clip_ratio_c,
     }
     if spec.loss_agg_mode == SUM_NORM:
         # Dr.GRPO's constant normaliser: the response budget, not each micro-batch's padded length.
@@ -288,22 +294,15 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
 
 
 def _dapo(spec: DapoSpec, p: Profile, model_key: str) -> dict:
-    """verl 0.9.1's own DAPO pieces: clip_ratio_low/high, token-mean, the v1 replay buffer's
-    group filter (``algorithm.filter_groups`` on the verifier's ``score``; verl 0.9.1 has no cap
-    on generation rounds, it refills until the batch is full) and the ``dapo`` reward manager's
-    overlong buffer."""
-    a = "actor_rollout_ref.actor"
+    """verl 0.9.1's own DAPO pieces: clip_ratio_low/high and clip_ratio_c, token-mean, the v1
+    replay buffer's group filter (``algorithm.filter_groups`` on the verifier's ``score``; verl
+    0.9.1 has no cap on generation rounds, it refills until the batch is full) and the ``dapo``
+    reward manager's overlong buffer."""
     items = {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": True,
-        f"{a}.policy_loss.loss_mode": "vanilla",
-        f"{a}.loss_agg_mode": spec.loss_agg_mode,
-        f"{a}.clip_ratio": spec.clip_ratio_low,
-        f"{a}.clip_ratio_low": spec.clip_ratio_low,
-        f"{a}.clip_ratio_high": spec.clip_ratio_high,
+        **_policy_gradient(spec, p),
     }
-    if spec.loss_agg_mode == SUM_NORM:
-        items[f"{a}.loss_scale_factor"] = p.train.max_new_tokens
     if spec.dynamic_sampling:
         items["algorithm.filter_groups.enable"] = True
         items["algorithm.filter_groups.metric"] = DAPO_FILTER_METRIC
