@@ -1,6 +1,7 @@
-"""Grading time of degenerate responses of growing size (not a test).
+"""Grading time of degenerate responses of growing size, and of huge vote keys (not a test).
 
     .venv/bin/python benchmarks/bench_degenerate.py [--sizes 10000 100000 1000000] [--timeout 1]
+        [--key-digits 400000 1000000]
 
 Each kind of response once broke a step that ran before the grader's deadline (a regex with
 quadratic or exponential backtracking, a quadratic search): issue 25. For each kind and size it
@@ -8,6 +9,11 @@ prints the wall time of one in-process ``grade`` (math, strict), ``gpqa.grade`` 
 ``code.extract_code``, and the verdict. Every step before math-verify's deadline is linear, so
 each time stays within the deadline plus a small constant, growing at most linearly with size.
 Exits non-zero if one does not.
+
+Issue 35 added 1 MB boxes of unicode (``½``, ``⅞``, ``√``, ``×``: their LaTeX rewrite once ran
+before the deadline) and vote keys of 400k-1M digits (passk's rational conversion was quadratic,
+maj@k's pair merge had no overall bound). Every cell prints CPU seconds too; the goal is at most
+the timeout + 1 s of CPU per response and per vote key.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ def kinds(n: int) -> dict[str, tuple[str, str]]:
         "digits, then an overline": ("math", "\\boxed{", "1", "x\\overline{3}}"),
         "repeating decimal, long period": ("math", "\\boxed{0.\\overline{", "3", "}}"),
         "a box, then many \\boxedx": ("math", "\\boxed{3}", "\\boxedx", ""),
+        "box of \u00bd": ("math", "\\boxed{", "\u00bd", "}"),
+        "box of \u215e": ("math", "\\boxed{", "\u215e", "}"),
+        "box of \u221a": ("math", "\\boxed{", "\u221a", "}"),
+        "box of \u00d7": ("math", "\\boxed{", "\u00d7", "}"),
         "prose, then a box": ("math", "", "word ", "\\boxed{5}"),
         "answer line, then spaces": ("gpqa", "ANSWER:", " ", "x"),
         "backtick runs": ("code", "", "`", ""),
@@ -61,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     p.add_argument("--timeout", type=float, default=1.0)
+    p.add_argument("--key-digits", type=int, nargs="+", default=[400_000, 1_000_000])
     args = p.parse_args(argv)
     M.grade("\\boxed{0.5}", "\\frac{1}{2}")  # import and warm math-verify outside the timing
     print(f"machine: {platform.machine()}, {platform.processor() or platform.platform()}")
@@ -72,13 +83,43 @@ def main(argv: list[str] | None = None) -> int:
         cells = []
         for n in args.sizes:
             grader, response = kinds(n)[name]
-            start = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             verdict = grade_once(grader, response, args.timeout)
-            elapsed = time.perf_counter() - start
-            failed |= elapsed > args.timeout + SLACK_S
-            cells.append(f"{elapsed * 1000:,.1f} ms ({verdict})")
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            failed |= min(wall, cpu) > args.timeout + SLACK_S
+            cells.append(f"{wall * 1000:,.1f} ms, {cpu:.2f} s CPU ({verdict})")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    failed |= vote_keys(args.key_digits, args.timeout)
     return 1 if failed else 0
+
+
+def vote_keys(sizes: list[int], timeout: float) -> bool:
+    """CPU seconds of passk's vote-key steps on keys of ``sizes`` digits; True if one is slow."""
+    from pacs.evaluation import passk
+    from pacs.evaluation.passk import Problem
+
+    print("\n| vote key | " + " | ".join(f"{n:,} digits" for n in sizes) + " |")
+    print("|---" * (len(sizes) + 1) + "|")
+    steps = {
+        "normalise (maj@k key)": lambda key: M.normalize_answer(key),
+        "rational conversion": lambda key: getattr(passk, "number_key", passk.rational_value)(key),
+        "pair merge, 4 keys": lambda key: passk.merge_equal_answers(
+            [Problem("p", [0.0] * 4, [key, key + "1", "\\sqrt{2}", "1" + key])],
+            passk.math_verifier,
+        ),
+    }
+    failed = False
+    for name, step in steps.items():
+        cells = []
+        for n in sizes:
+            key = "7" * n
+            cpu = time.process_time()
+            step(key)
+            cpu = time.process_time() - cpu
+            failed |= cpu > timeout + 1.0 + SLACK_S
+            cells.append(f"{cpu:.2f} s CPU")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return failed
 
 
 if __name__ == "__main__":

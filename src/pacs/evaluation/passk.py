@@ -28,6 +28,7 @@ import itertools
 import logging
 import numbers
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,15 @@ CSV_HEADER = ("benchmark", "model", "run", "seed", "metric", "k", "value", "ci_l
 # maj@k equivalence: each verifier call is bounded, and so is their number per problem.
 EQUIV_TIMEOUT_S = 2.0
 MAX_EQUIV_PAIRS = 200
+# A plain number with more digits than this joins its equals by its exact decimal text, not as
+# a Fraction: Fraction(Decimal(s)) is quadratic (400,000 digits: 6 s of CPU before this cap).
+RATIONAL_DIGITS = 1000
+# A vote key longer than this never reaches the verifier (the grader's own answer cap): it
+# joins only the keys that are the same plain number.
+VERIFIED_KEY_CHARS = 10_000
+# Verifier time one key may use in a problem before its other pairs are skipped: each key costs
+# at most this plus one EQUIV_TIMEOUT_S (200 pairs of 2 s once took 400 s for one problem).
+KEY_BUDGET_S = 1.0
 
 
 # ----------------------------------------------------------------------------- estimators
@@ -257,8 +267,11 @@ def rational_value(key: str) -> Fraction | None:
     """The exact rational a plain numeric answer stands for, else None (the cheap normal form).
 
     Integers, decimals, ``a/b`` and ``\\frac{a}{b}`` (signs allowed): ``0.5``, ``1/2``,
-    ``\\frac{1}{2}`` and ``.50`` all give ``Fraction(1, 2)``. A zero denominator gives None.
+    ``\\frac{1}{2}`` and ``.50`` all give ``Fraction(1, 2)``. A zero denominator gives None, and
+    so does a key longer than RATIONAL_DIGITS (the conversion is quadratic; see number_key).
     """
+    if len(key) > RATIONAL_DIGITS:
+        return None
     m = _RATIONAL.fullmatch(key) or _LATEX_FRAC.fullmatch(key)
     if m is None:
         return None
@@ -270,6 +283,26 @@ def rational_value(key: str) -> Fraction | None:
     return -value if sign == "-" else value
 
 
+_PLAIN_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?")
+
+
+def number_key(key: str) -> Fraction | tuple[bool, str, str] | None:
+    """Equal for two keys exactly when they are the same plain number; None for anything else.
+
+    :func:`rational_value`, or for a plain decimal too long for it, its exact normal text
+    (sign, digits without leading zeros, decimals without trailing zeros): linear in the key.
+    """
+    if len(key) <= RATIONAL_DIGITS:
+        return rational_value(key)
+    m = _PLAIN_DECIMAL.fullmatch(key)
+    if m is None or not (m.group(2) or m.group(3)):
+        return None
+    whole, decimals = m.group(2).lstrip("0"), (m.group(3) or "").rstrip("0")
+    if len(whole) + len(decimals) < RATIONAL_DIGITS:
+        return rational_value(f"{m.group(1)}{whole or '0'}.{decimals or '0'}")
+    return (m.group(1) == "-", whole, decimals)
+
+
 Verifier = Callable[[list[tuple[str, str]]], list[bool]]
 
 
@@ -278,7 +311,8 @@ def math_verifier(pairs: list[tuple[str, str]]) -> list[bool]:
 
     A vote key is a model's answer, not a checked gold: a key the grader refuses as a gold (for
     example unbalanced braces, ``+7=3}``) is equal to no other key."""
-    from pacs.rewards.math import grade_many, normalize_gold  # lazy: the rewards package is heavy
+    from pacs.rewards import _mathverify  # noqa: F401 - lazy: heavy; loaded before any timing
+    from pacs.rewards.math import grade_many, normalize_gold
 
     usable = [i for i, (a, _) in enumerate(pairs) if _usable_as_gold(a, normalize_gold)]
     equal = [False] * len(pairs)
@@ -308,19 +342,46 @@ def merge_equal_answers(
 ) -> None:
     """Give mathematically equal vote keys of a problem one key: its first-seen member.
 
-    First the cheap normal form (:func:`rational_value`) joins plain numbers exactly; then the
-    verifier is asked only about pairs of the remaining distinct keys where at least one is not
-    a plain number, most-voted pairs first and at most ``max_pairs`` per problem (each call is
-    time-bounded by the verifier), all problems in one batch. Edits ``problems`` in place.
+    First the cheap normal form (:func:`number_key`, linear) joins plain numbers exactly; then
+    the verifier is asked only about pairs of the remaining distinct keys of at most
+    VERIFIED_KEY_CHARS where at least one is not a plain number, most-voted pairs first, at most
+    ``max_pairs`` per problem, a pair already joined not asked, and a key that has used
+    KEY_BUDGET_S of verifier time asked no more (each call is time-bounded by the verifier, so
+    a key costs at most KEY_BUDGET_S + EQUIV_TIMEOUT_S). Edits ``problems`` in place.
     """
-    plans = [_equivalence_plan(p.answers, max_pairs) for p in problems]
-    asked = [pair for _, pairs in plans for pair in pairs]
-    verdicts = dict(zip(asked, verifier(asked))) if asked else {}
-    for problem, (parent, pairs) in zip(problems, plans):
-        for a, b in pairs:
-            if verdicts[a, b]:
-                _union(parent, a, b)
+    verifier([])  # warm up (math-verify's import) outside every key's budget
+    for problem in problems:
+        parent, pairs = _equivalence_plan(problem.answers, max_pairs)
+        skipped = _verify_pairs(parent, pairs, verifier)
+        if skipped:
+            log.warning(
+                "maj@k: problem %s: %d answer pairs not verified (a key used its %.1f s budget)",
+                problem.problem_id,
+                skipped,
+                KEY_BUDGET_S,
+            )
         problem.answers = [None if a is None else _find(parent, a) for a in problem.answers]
+
+
+def _verify_pairs(parent: dict[str, str], pairs: list[tuple[str, str]], verifier) -> int:
+    """Join the pairs the verifier finds equal, one call each, within each key's time budget;
+    the number of pairs skipped (already joined pairs are not asked)."""
+    spent: Counter = Counter()
+    skipped = 0
+    for a, b in pairs:
+        if _find(parent, a) == _find(parent, b):
+            continue
+        if spent[a] >= KEY_BUDGET_S or spent[b] >= KEY_BUDGET_S:
+            skipped += 1
+            continue
+        start = time.monotonic()
+        equal = verifier([(a, b)])[0]
+        cost = time.monotonic() - start
+        spent[a] += cost
+        spent[b] += cost
+        if equal:
+            _union(parent, a, b)
+    return skipped
 
 
 def _equivalence_plan(
@@ -330,20 +391,28 @@ def _equivalence_plan(
     counts = Counter(a for a in answers if a is not None)
     keys = list(counts)  # first-seen order
     parent = {k: k for k in keys}
-    by_value: dict[Fraction, str] = {}
+    values = {key: number_key(key) for key in keys}  # once per key: linear, never quadratic
+    by_value: dict = {}
     for key in keys:
-        value = rational_value(key)
-        if value is not None:
-            _union(parent, by_value.setdefault(value, key), key)
+        if values[key] is not None:
+            _union(parent, by_value.setdefault(values[key], key), key)
     reps = [k for k in keys if parent[k] == k and k.strip()]
     votes = Counter({r: 0 for r in reps})
     for key in keys:
         votes[_find(parent, key)] += counts[key]
+    long_keys = [k for k in reps if len(k) > VERIFIED_KEY_CHARS]
+    if long_keys:
+        log.warning(
+            "maj@k: %d vote keys over %d characters join only the same plain number",
+            len(long_keys),
+            VERIFIED_KEY_CHARS,
+        )
+    short = [k for k in reps if len(k) <= VERIFIED_KEY_CHARS]
     pairs = [
         (a, b)
-        for i, a in enumerate(reps)
-        for b in reps[i + 1 :]
-        if rational_value(a) is None or rational_value(b) is None
+        for i, a in enumerate(short)
+        for b in short[i + 1 :]
+        if values[a] is None or values[b] is None
     ]
     pairs.sort(key=lambda ab: -(votes[ab[0]] + votes[ab[1]]))  # stable: first-seen among equals
     if len(pairs) > max_pairs:

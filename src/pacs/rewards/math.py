@@ -435,6 +435,10 @@ def _prepare(response: str, gold_text: str, extraction: str, timeout: float):
     if extracted is None or not extracted.strip():
         return GradeResult(0.0, None, "no_answer")
     extracted = extracted.strip()
+    if len(extracted) > MAX_ANSWER_CHARS and not extracted.isascii():
+        # Unicode's LaTeX rewrite grows the box (× is 7 characters) and ran before the deadline
+        # (1 MB of ½: 2 s); no such box can be decided by the fast path.
+        return _too_long("answer", len(extracted), MAX_ANSWER_CHARS, extracted)
     gold_form, answer_form = canonical(gold_text), canonical(extracted)
     equal = _fast_compare(normalize_answer(gold_form), normalize_answer(answer_form))
     if equal is not None:  # equal, or two different plain numbers: surely unequal
