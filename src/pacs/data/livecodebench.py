@@ -9,8 +9,10 @@ and, in the HF release files, private_test_cases.
 pickled JSON string (as decoded by the official ``lcb_runner``). The blob is inflated to at most
 ``MAX_DECODED_MB`` and its pickle may hold one string and nothing else (checked opcode by opcode
 before it is loaded): a crafted file cannot run code here, nor make a zlib bomb or shared memo
-references cost more than about 3x that bound. ``metadata`` must be a JSON object and its
-``func_name`` a Python identifier.
+references cost more than about 3x that bound. A row's tests, public and private together, are
+bounded before they are built: at most ``MAX_ROW_TEST_MB`` of JSON text (measured before
+parsing) and ``MAX_ROW_TESTS`` JSON objects (counted while parsing). ``metadata`` must be a
+JSON object and its ``func_name`` a Python identifier.
 
 Rows: ``problem_id = "livecodebench/<question_id>"``, ``tests`` = public then private tests,
 ``fn_name`` = metadata's ``func_name`` (or null: stdin problems), ``starter_code``, ``answer = ""``,
@@ -102,28 +104,86 @@ def _string_pickle(blob: bytes) -> str | bytes:
     return payload
 
 
-def decode_test_cases(raw: str) -> Any:
-    """Plain JSON, or base64(zlib(pickle(json string))) as in code_generation_lite."""
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as err:
-        as_json = f"{err.msg} at column {err.colno}"
-    except RecursionError:
-        raise ValueError("nested too deeply to read as JSON") from None
+# A row's tests, all its fields together, are checked before they are built: Python objects
+# cost ~10x their JSON text for tiny tests (0.95 MB of base64 once held 5 million tests), and
+# rows under the per-field cap still add up (12 rows of 240 MB: a MemoryError under 3 GB).
+MAX_ROW_TESTS = 100_000
+MAX_ROW_TEST_MB = 256
+
+
+class RowBudget:
+    """What is left of one row's test budget: characters of JSON text and JSON objects."""
+
+    def __init__(self) -> None:
+        self.chars = MAX_ROW_TEST_MB << 20
+        self.objects = MAX_ROW_TESTS
+
+    def take_text(self, size: int) -> None:
+        self.chars -= size
+        if self.chars < 0:
+            raise ValueError(
+                f"the row's tests exceed {MAX_ROW_TEST_MB} MB of text (public and private "
+                "together); refused before they are built"
+            )
+
+    def take_object(self, obj: dict) -> dict:
+        """json's object_hook: counts every JSON object while it is parsed, so a row of millions
+        of tiny tests stops at the cap instead of filling memory."""
+        self.objects -= 1
+        if self.objects < 0:
+            raise ValueError(f"the row holds more than {MAX_ROW_TESTS:,} tests (JSON objects)")
+        return obj
+
+
+def tests_json_text(raw: str) -> str:
+    """The JSON text of a test field: the field itself when it reads as JSON, else
+    LiveCodeBench's base64(zlib(pickle(json string))) decoded (at most MAX_DECODED_MB)."""
+    if _looks_like_json(raw):
+        return raw
     try:
         payload = _string_pickle(_inflate(base64.b64decode(raw, validate=True)))
     except (binascii.Error, zlib.error, pickle.UnpicklingError, EOFError, ValueError) as err:
         raise ValueError(
-            f"neither JSON ({as_json}) nor LiveCodeBench's base64 of zlib of a pickle "
+            "neither JSON nor LiveCodeBench's base64 of zlib of a pickle "
             f"({type(err).__name__}: {err})"
         ) from None
-    return json.loads(payload)
+    return payload.decode("utf-8") if isinstance(payload, bytes) else payload
 
 
-def _parse_tests(file: Any, i: int, raw: Any, column: str) -> list[dict[str, str]]:
+def _looks_like_json(raw: str) -> bool:
+    # Decided by the first character: parsing to find out would build the tests before their
+    # budget is checked. A zlib stream's base64 starts with "e" (its header byte 0x78).
+    head = raw.lstrip()[:1]
+    return (
+        head in ("[", "{", '"', "-") or head.isdigit() or raw.strip() in ("null", "true", "false")
+    )
+
+
+def decode_test_cases(raw: str, budget: RowBudget | None = None) -> Any:
+    """Plain JSON, or base64(zlib(pickle(json string))) as in code_generation_lite; the text's
+    size and its objects counted against ``budget`` (a fresh row's if None) while parsing."""
+    budget = RowBudget() if budget is None else budget
+    text = tests_json_text(raw)
+    budget.take_text(len(text))
     try:
-        tests = decode_test_cases(raw) if isinstance(raw, str) else raw
-    except (ValueError, RecursionError) as err:
+        return json.loads(text, object_hook=budget.take_object)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"neither JSON ({err.msg} at column {err.colno}) nor base64") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read as JSON") from None
+
+
+def _parse_tests(
+    file: Any, i: int, raw: Any, column: str, budget: RowBudget
+) -> list[dict[str, str]]:
+    try:
+        if isinstance(raw, str):
+            tests = decode_test_cases(raw, budget)
+        else:  # already parsed (a parquet column): its count still counts
+            tests = raw
+            for _ in range(len(raw) if isinstance(raw, list) else 0):
+                budget.take_object({})
+    except (ValueError, RecursionError, UnicodeDecodeError) as err:
         raise DataError(file, f"cannot decode test cases: {err}", i, column) from None
     if not isinstance(tests, list):
         raise DataError(file, f"expected a list of tests, got {type(tests).__name__}", i, column)
@@ -197,9 +257,11 @@ def convert_row(file: Any, i: int, rec: dict[str, Any]) -> dict[str, Any]:
     """One LCB record -> one prepared row."""
     question = require_str(file, i, rec, "question_content")
     qid = str(require(file, i, rec, "question_id")).strip()
-    tests = _parse_tests(file, i, require(file, i, rec, "public_test_cases"), "public_test_cases")
+    budget = RowBudget()  # public and private tests together
+    public = require(file, i, rec, "public_test_cases")
+    tests = _parse_tests(file, i, public, "public_test_cases", budget)
     if rec.get("private_test_cases"):
-        tests += _parse_tests(file, i, rec["private_test_cases"], "private_test_cases")
+        tests += _parse_tests(file, i, rec["private_test_cases"], "private_test_cases", budget)
     if not tests:
         raise DataError(file, "no tests", i, "public_test_cases")
     starter = rec.get("starter_code") or ""
