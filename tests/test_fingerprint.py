@@ -103,3 +103,17 @@ def test_code_commit_names_the_checkout_and_its_edits(tmp_path):
     assert code_commit(repo) == head
     (repo / "f.py").write_text("x = 2\n")
     assert code_commit(repo) == head + "+edits"
+
+
+def test_job_times_are_the_jobs_own_start_and_end():
+    from pacs.fingerprint import job_times
+
+    # 2026-01-01T00:00:00Z and 92.5 s later
+    got = job_times(1767225600.0, 1767225692.5)
+    assert got == {
+        "job_started_at": "2026-01-01T00:00:00+00:00",
+        "job_finished_at": "2026-01-01T00:01:32+00:00",
+        "job_seconds": 92.5,
+    }
+    with pytest.raises(ValueError, match="before started"):
+        job_times(10.0, 9.0)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +129,21 @@ def code_commit(where: str | Path | None = None) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("+edits" if edited else "")
+
+
+def job_times(started: float, finished: float | None = None) -> dict[str, Any]:
+    """A job's own start and end (``time.time()`` values) for its ``summary.json``: ISO-8601 UTC
+    times and the seconds between. The runs table's wall time reads ``job_seconds``: the whole
+    job (loading, evaluation and saving included), not the sum of its steps' times."""
+    finished = time.time() if finished is None else finished
+    if finished < started:
+        raise ValueError(f"job_times: finished {finished} is before started {started}")
+
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+
+    return {
+        "job_started_at": iso(started),
+        "job_finished_at": iso(finished),
+        "job_seconds": round(finished - started, 2),
+    }

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 import pytest
 
+from pacs.fingerprint import job_times
 from pacs.report import build_report
 
 
@@ -22,7 +23,10 @@ def test_every_run_has_a_row_with_its_steps_time_and_provenance(
     _summary(pacs0, fingerprint="f" * 64, commit="c0ffee" + "0" * 34)
     grpo1 = fake_results / "train" / "tiny" / "grpo" / "seed1"
     _summary(
-        grpo1, command="python3 -m verl.trainer.main_ppo trainer.nnodes=2 trainer.n_gpus_per_node=8"
+        grpo1,
+        command="python3 -m verl.trainer.main_ppo trainer.nnodes=2 trainer.n_gpus_per_node=8",
+        resumed_from_step=None,
+        **job_times(1767225600.0, 1767225600.0 + 5400),
     )
     out = tmp_path / "report"
     build_report(tiny_config, fake_results, out, figures=False)
@@ -35,15 +39,33 @@ def test_every_run_has_a_row_with_its_steps_time_and_provenance(
     assert row.fingerprint == "f" * 64 and row.commit.startswith("c0ffee") and row.finished
     rows = (pacs0 / "metrics.jsonl").read_text().splitlines()
     expected_h = sum(json.loads(r)["time_total"] for r in rows) / 3600
-    assert row.wall_time_h == pytest.approx(expected_h)
+    assert row.wall_time_h == row.steps_time_h == pytest.approx(expected_h)
+    assert row.wall_time_source == "steps only"  # no job times in its summary
     assert pd.isna(row.gpu_hours)  # the tiny engine: no GPUs
     gpu = table[(table.run == "grpo") & (table.seed == 1)].iloc[0]
-    assert gpu.gpus == 16 and gpu.gpu_hours == pytest.approx(16 * gpu.wall_time_h)
+    assert gpu.wall_time_h == 1.5 and gpu.wall_time_source == "job"  # its job's own start/end
+    assert gpu.job_started_at == "2026-01-01T00:00:00+00:00" and not gpu.resumed
+    assert gpu.gpus == 16 and gpu.gpu_hours == pytest.approx(16 * 1.5)
     unfinished = table[(table.run == "ppo") & (table.seed == 0)].iloc[0]
     assert not unfinished.finished and pd.isna(unfinished.table_step)
     md = (out / "tables" / "table_runs.md").read_text()
     assert "not evaluated (unfinished)" in md and "not recorded" in md
-    assert "final policy" in md
+    assert "final policy" in md and "90.0 min |" in md and "(steps only)" in md
+
+
+def test_the_full_commit_and_its_edits_flag_show_in_every_format(
+    tiny_config, fake_results, tmp_path
+):
+    commit = "c0ffee" + "0" * 34 + "+edits"
+    pacs0 = fake_results / "train" / "tiny" / "pacs" / "seed0"
+    _summary(pacs0, commit=commit, resumed=True, **job_times(0.0, 42.0))
+    out = tmp_path / "report"
+    build_report(tiny_config, fake_results, out, figures=False)
+    for ext in ("csv", "md", "tex"):
+        text = (out / "tables" / f"table_runs.{ext}").read_text()
+        assert commit in text.replace("\\+", "+"), ext
+    md = (out / "tables" / "table_runs.md").read_text()
+    assert "42 s (last launch)" in md  # a resumed run's job time is its last launch's
 
 
 def test_a_broken_summary_is_named(tiny_config, fake_results, tmp_path):
@@ -64,6 +86,7 @@ def test_the_tiny_base_row_reads_its_sft_summary_and_a_hub_base_says_not_trained
     base = pd.read_csv(tmp_path / "with_sft" / "tables" / "table_runs.csv").query("run == 'base'")
     assert base.iloc[0].commit.startswith("abc123")
     assert base.iloc[0].wall_time_h == pytest.approx(0.2)  # 720 s
+    assert base.iloc[0].wall_time_source == "SFT loop only"  # no job times recorded
     (base_dir / "sft_summary.json").unlink()
     build_report(tiny_config, fake_results, tmp_path / "hub", figures=False)
     md = (tmp_path / "hub" / "tables" / "table_runs.md").read_text()

@@ -123,6 +123,9 @@ def test_restart_trains_the_new_settings_from_scratch(
     from pacs.fingerprint import code_commit
 
     assert summary["commit"] == code_commit()  # the runs table's commit column
+    # the runs table's wall time: the job's own start to end, loading and saving included
+    assert summary["job_seconds"] >= summary["wall_seconds_this_process"] > 0
+    assert summary["job_started_at"] <= summary["job_finished_at"]
 
 
 def test_restart_of_another_method_leaves_no_old_rows(

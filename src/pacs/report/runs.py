@@ -4,13 +4,16 @@ each base model, what was run and what the tables report.
 Per run: method, model (and its weights' source), seed, steps planned and done, the checkpoint step
 the tables report, wall time, GPU-hours where known, the commit of the code that trained it and the
 run's config fingerprint (:mod:`pacs.fingerprint`). Sources, all under ``train/<model>/<run>/seed<k>/``:
-``metrics.jsonl`` (steps done: its last ``step``; wall time: the sum of ``time_total``, which covers
-every resumed launch), ``summary.json`` (written last: the run finished; the tiny engine's holds
-``fingerprint``; ``commit`` where the trainer recorded one; a verl run's ``command`` holds
-``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time × nodes × GPUs per node)
-and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint). The tiny base's row reads
-its SFT warm-up's ``models/<model>/base/sft_summary.json`` (time, commit); a hub base, not trained
-here, shows '–'.
+``metrics.jsonl`` (steps done: its last ``step``; the steps' time: the sum of ``time_total``),
+``summary.json`` (written last: the run finished; the job's own start and end, ``job_started_at``,
+``job_finished_at`` and ``job_seconds``, which are the wall time; ``commit``, in full with its
+``+edits`` flag, where the trainer recorded one; the tiny engine's ``fingerprint``; a verl run's
+``command`` holds ``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time × nodes
+× GPUs per node) and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint). A run whose
+summary has no job times (written before they were recorded) shows its steps' time, marked "steps
+only": a lower bound that leaves out loading, evaluation and saving. The tiny base's row reads its
+SFT warm-up's ``models/<model>/base/sft_summary.json`` (job times or the SFT loop's
+``train_seconds``, commit); a hub base, not trained here, shows '–'.
 
 The step the tables report: every table and figure but Fig. 3 evaluates a run's final policy,
 ``model/``, saved at its last step (the paper reports its runs after App. C's 120 / 320 steps); a
@@ -47,6 +50,11 @@ RUNS_CSV_COLUMNS = [
     "finished",
     "table_step",
     "wall_time_h",
+    "wall_time_source",
+    "job_started_at",
+    "job_finished_at",
+    "steps_time_h",
+    "resumed",
     "gpus",
     "gpu_hours",
     "commit",
@@ -79,6 +87,28 @@ def _fingerprint(folder: Path, summary: dict | None) -> str | None:
     return str(stored["sha256"]) if stored and stored.get("sha256") else None
 
 
+def _job_wall(summary: dict | None) -> dict[str, Any]:
+    """Wall time from the job's own start and end, where its summary recorded them."""
+    seconds = (summary or {}).get("job_seconds")
+    if seconds is None:
+        return {"wall_time_h": None, "wall_time_source": None}
+    return {
+        "wall_time_h": float(seconds) / 3600,
+        "wall_time_source": "job",
+        "job_started_at": summary.get("job_started_at"),
+        "job_finished_at": summary.get("job_finished_at"),
+    }
+
+
+def _resumed(summary: dict | None) -> bool | None:
+    """Whether the finishing launch resumed a checkpoint (its job time is that launch's only)."""
+    if summary is None:
+        return None
+    if "resumed_from_step" in summary:  # verl
+        return summary["resumed_from_step"] is not None
+    return summary.get("resumed")
+
+
 def _planned(ctx: ReportContext, model: str) -> int | None:
     spec = ctx.spec
     return spec.train.steps if spec.engine == "tiny" else spec.models[model].steps
@@ -100,11 +130,13 @@ def run_record(ctx: ReportContext, model: str, run: str, seed: int) -> dict[str,
     m = ctx.results.metrics
     m = m[(m["model"] == model) & (m["run"] == run) & (m["seed"] == seed)]
     done = int(m["step"].max()) if len(m) else None
-    wall_h = (
+    steps_h = (
         float(m["time_total"].sum()) / 3600 if len(m) and m["time_total"].notna().any() else None
     )
-    gpus = _gpus(summary)
-    info = ctx.runs.get(run)
+    wall = _job_wall(summary)
+    if wall["wall_time_h"] is None and steps_h is not None:
+        wall = {"wall_time_h": steps_h, "wall_time_source": "steps only"}
+    wall_h, gpus, info = wall["wall_time_h"], _gpus(summary), ctx.runs.get(run)
     return {
         "model": model,
         "model_source": _source(ctx, model),
@@ -116,7 +148,9 @@ def run_record(ctx: ReportContext, model: str, run: str, seed: int) -> dict[str,
         "steps_done": done,
         "finished": summary is not None,
         "table_step": done if summary is not None else None,
-        "wall_time_h": wall_h,
+        **wall,
+        "steps_time_h": steps_h,
+        "resumed": _resumed(summary),
         "gpus": gpus,
         "gpu_hours": wall_h * gpus if wall_h is not None and gpus else None,
         "commit": (summary or {}).get("commit"),
@@ -131,16 +165,19 @@ def base_record(ctx: ReportContext, model: str) -> dict[str, Any]:
     rec.update(method="base", seed=0, steps_planned=0, steps_done=0, finished=True, table_step=0)
     sft = _read_json(Path(layout.sft_summary_file(ctx.results_path, model)))
     if sft:  # the tiny base is trained here (its SFT warm-up); a hub base is not
+        rec.update(commit=sft.get("commit"), resumed=False, **_job_wall(sft))
         seconds = sft.get("train_seconds")
-        rec.update(commit=sft.get("commit"), wall_time_h=seconds / 3600 if seconds else None)
+        if rec["wall_time_h"] is None and seconds:
+            rec.update(wall_time_h=seconds / 3600, wall_time_source="SFT loop only")
     rec["trained_here"] = sft is not None
     return rec
 
 
 def _commit_cell(r: dict) -> str:
-    """The commit's first 12 digits; '–' for a base model not trained here (a hub snapshot)."""
+    """The full commit with its ``+edits`` flag (a dirty tree's run must say so in every format);
+    '–' for a base model not trained here (a hub snapshot)."""
     if r["commit"]:
-        return _text(r["commit"])[:12]
+        return _text(r["commit"])
     return "–" if r.get("trained_here") is False else "not recorded"
 
 
@@ -162,6 +199,14 @@ def _duration(hours: float | None) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{hours:.1f} h"
 
 
+def _wall_cell(r: dict) -> str:
+    """The wall time, with what it covers where that is not one whole job."""
+    text = _duration(r["wall_time_h"])
+    if r.get("wall_time_source") not in (None, "job"):
+        return f"{text} ({r['wall_time_source']})"
+    return f"{text} (last launch)" if r.get("resumed") else text
+
+
 def _display(records: list[dict], engine: str) -> pd.DataFrame:
     no_gpus = "– (CPU run)" if engine == "tiny" else "– (no GPU count)"
     rows = []
@@ -174,7 +219,7 @@ def _display(records: list[dict], engine: str) -> pd.DataFrame:
                 "seed": r["seed"],
                 "steps done / planned": f"{_text(r['steps_done'])} / {_text(r['steps_planned'])}",
                 "tables report step": step,
-                "wall time": _duration(r["wall_time_h"]),
+                "wall time": _wall_cell(r),
                 "GPU-hours": _text(r["gpu_hours"], 1) if r["gpus"] else no_gpus,
                 "commit": _commit_cell(r),
                 "fingerprint": _text(r["fingerprint"])[:12] if r["fingerprint"] else "–",
@@ -201,11 +246,15 @@ def table_runs(ctx: ReportContext) -> TableDoc:
             "steps; Fig. 3 alone evaluates intermediate checkpoints."
         ),
         (
-            "Wall time: the sum of the run's per-step time_total (metrics.jsonl), over every resumed "
-            "launch; GPU-hours = wall time × the nodes × GPUs per node of its verl command (the tiny "
-            "engine runs on a CPU). Fingerprint: sha256 of the settings that decide what is trained "
-            "(docs/formats.md, 'Resuming and the run fingerprint'); commit: the trainer's record, "
-            "'not recorded' where the run's summary.json names none, '–' for a base model not trained here."
+            "Wall time: from the job's own start to its end (summary.json's job_seconds: loading, "
+            "evaluation and saving included); '(last launch)': the run resumed a checkpoint, earlier "
+            "launches not counted; '(steps only)': no job times recorded, the sum of the steps' "
+            "time_total (metrics.jsonl), a lower bound. GPU-hours = wall time × the nodes × GPUs per "
+            "node of its verl command (the tiny engine runs on a CPU). Fingerprint: sha256 of the "
+            "settings that decide what is trained (docs/formats.md, 'Resuming and the run "
+            "fingerprint'); commit: the trainer's record in full, '+edits' where tracked files "
+            "differed from it, 'not recorded' where the run's summary.json names none, '–' for a "
+            "base model not trained here."
         ),
     ]
     return TableDoc(

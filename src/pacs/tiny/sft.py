@@ -28,7 +28,7 @@ from transformers import AutoTokenizer
 
 from pacs import layout
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
-from pacs.fingerprint import code_commit
+from pacs.fingerprint import code_commit, job_times
 from pacs.io import read_jsonl
 from pacs.progress import ConsoleBar, load_causal_lm
 from pacs.tiny.build import save_pretrained
@@ -157,6 +157,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    job_started = time.time()  # the job's own start, for the runs table's wall time
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     try:
@@ -195,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         **held_out.summary(model, tokenizer, eval_rows),
         "curve": curve,
+        **job_times(job_started),
     }
     save_pretrained(model, tokenizer, args.out, extra_json={SUMMARY_NAME: summary})
     print(

@@ -63,7 +63,7 @@ from transformers import AutoTokenizer
 from pacs import core_algos
 from pacs.config import ConfigError, load_profile
 from pacs.evaluation.paths import rollout_path_stats
-from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit
+from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit, job_times
 from pacs.io import read_jsonl, write_json, write_jsonl
 from pacs.methods import DapoSpec, GrpoSpec, MethodTable, PacsSpec, PpoSpec, RealSpec
 from pacs.metrics_log import (
@@ -503,14 +503,17 @@ def train(
     on_mismatch: str = "refuse",
     backends: Sequence[str] = DEFAULT_BACKENDS,
     project: str = "pacs",
+    job_started: float | None = None,
 ) -> State:
     """Train (resuming from ``out`` when it holds a checkpoint of the same settings) and write
     the run folder. A checkpoint of other settings is refused or, with ``on_mismatch="restart"``,
     discarded (:func:`pacs.tiny.checkpoint.load_checkpoint`).
 
     ``stop_after`` ends the process's work after that step without final outputs, as a crash
-    would (tests use it to check resuming).
+    would (tests use it to check resuming). ``job_started``: when the job began (its summary's
+    ``job_seconds`` runs from there; default: now).
     """
+    job_started = time.time() if job_started is None else job_started
     out, tokenizer = Path(out), AutoTokenizer.from_pretrained(base)
     # Plumbing: the checkpoint/resume harness (fingerprint, resume, replay, Recorder, stop_after).
     run_fp = run_fingerprint(settings, seed, base, train_rows, eval_rows)
@@ -535,7 +538,7 @@ def train(
                     return state
     save_pretrained(state.policy, tokenizer, out / "model")
     summary = summarize(state, settings, seed, time.time() - start, resumed)
-    summary["fingerprint"] = run_fp["sha256"]
+    summary.update(fingerprint=run_fp["sha256"], **job_times(job_started))
     write_json(out / "summary.json", summary)
     return state
 
@@ -634,6 +637,7 @@ def summarize(state: State, settings: Settings, seed: int, wall: float, resumed:
 
 
 def main(argv: list[str] | None = None) -> None:
+    job_started = time.time()  # the job's own start, for the runs table's wall time
     args = build_parser().parse_args(argv)
     torch.set_num_threads(args.threads)
     try:
@@ -650,6 +654,7 @@ def main(argv: list[str] | None = None) -> None:
             on_mismatch=args.on_mismatch,
             backends=profile.logging.backends,
             project=f"pacs-{profile.profile}",
+            job_started=job_started,
         )
     except (ConfigError, FingerprintMismatch, CheckpointError) as err:
         raise SystemExit(f"error: {err}") from err

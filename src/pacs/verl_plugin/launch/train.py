@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pacs import layout
 from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
-from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit
+from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit, job_times
 from pacs.io import write_json
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 from pacs.verl_plugin.launch.devices import (
@@ -430,6 +430,7 @@ def resume_or_restart(launch: Launch, args: argparse.Namespace) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    job_started = time.time()  # the job's own start, for the runs table's wall time
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s"
     )
@@ -474,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         finalize(
             launch.paths.out_dir,
             launch.paths,
-            run_summary(launch, step, started, args),
+            {**run_summary(launch, step, started, args), **job_times(job_started)},
             merge=not args.no_merge,
         )
     return 0
