@@ -92,19 +92,32 @@ gpu-lock: | $(UV)
 reproduce: setup
 	$(BIN)/snakemake --cores $(CORES)
 
-## The test suite (slow end-to-end tests included; CI runs exactly this): the main suite in .venv, then
-## the engine tests in the engine env (built on first use).
+## The test suite, slow end-to-end tests included; CI runs exactly this (time: docs/testing.md).
+## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers (tests that share one expensive
+## thing, e.g. the SLURM cluster, stay on one worker: xdist_group). Beside it, the engine tests run
+## in .engine-venv (mostly waiting on Ray and vLLM start-ups); their output goes to
+## logs/test-engine.log and is printed when both have ended. PACS_APT=1 lets the SLURM tests
+## apt-get install slurm-wlm, munge, slurmdbd and mariadb-server (CI sets it); without it, on a
+## host without them, those tests skip and say so.
+TEST_WORKERS ?= 3
+ENGINE_LOG   := logs/test-engine.log
+export PACS_APT
 test: setup engine-env
-	$(BIN)/python -m pytest
-	$(MAKE) test-engine
+	@mkdir -p $(dir $(ENGINE_LOG))
+	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
+	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider > $(ENGINE_LOG) 2>&1 & \
+	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; main=$$?; \
+	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
+	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \
+	  [ $$main -eq 0 ] && [ $$status -eq 0 ]
 
 ## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env.
 test-engine: engine-env
 	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v
 
-## Fast tests only.
+## Fast tests only: the loop between commits (docs/testing.md).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadgroup
 
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup
@@ -120,9 +133,8 @@ smoke: setup
 EVAL_CONFIG ?= configs/paper.yaml
 EVAL_ARGS   ?=
 eval: setup
-	@test -n "$(MODEL)$(GENERATIONS)" || { echo "make eval: give MODEL=<hub id or folder> (or GENERATIONS=<file>)" >&2; exit 2; }
-	$(BIN)/python -m pacs.evaluation.evaluate $(if $(MODEL),--model "$(MODEL)",--generations "$(GENERATIONS)") \
-	  --config $(EVAL_CONFIG) $(EVAL_ARGS)
+	@# MODEL, GENERATIONS, EVAL_CONFIG, EVAL_ARGS reach Python through the environment, never the shell.
+	$(BIN)/python -m pacs.evaluation.evaluate --from-env
 
 ## The paper's claims tested at small scale on the many-paths task (docs/design.md §10): PACS (two
 ## references) and GRPO, 8 paired seeds x 128 steps; results/science, paper_figures/science (tables/claims.md).

@@ -11,6 +11,11 @@ from pacs.config import ConfigError, parse_profile, typed_cli_overrides, write_s
 
 min_version("9.0")
 
+# Every rule's shell keeps Snakemake's own stdout as descriptor 3 before the rule sends its output
+# to its log: the stages' progress lines (pacs.progress.ConsoleBar) reach the person who started
+# the run there, with or without a terminal. Snakemake's default prefix is kept before it.
+shell.prefix("set -euo pipefail; exec 3>&1; export PACS_CONSOLE_FD=3; ")
+
 
 # The tiny profile is the default. A --configfile (or a profile's `configfile:`) REPLACES it:
 # Snakemake would otherwise deep-merge the two, and the tiny model and runs would leak into the

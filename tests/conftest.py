@@ -20,6 +20,49 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
 
 
+# The slowest units first (measured: docs/testing.md), so that under xdist the long ones start at
+# once and the short ones fill the gaps beside them; a unit is an xdist_group (tests/slurm: one
+# cluster) or a module (its module-scoped fixtures, e.g. a DAG run, are built once).
+LONGEST_FIRST = (
+    "tests/slurm/",
+    "tests/pipeline/test_smoke.py",
+    "tests/pipeline/test_science.py",
+    "tests/verl_plugin/test_cpu_trainer.py",
+    "tests/verl_plugin/test_baselines_smoke.py",
+    "tests/evaluation/test_evaluate.py",
+    "tests/notebooks/test_explore_notebook.py",
+)
+
+
+# Folders whose tests share one session-wide thing, and so one xdist worker.
+SHARED_WORKER = {"tests/slurm/": "slurm"}  # the session's SLURM cluster
+
+
+def _path(item: pytest.Item) -> str:
+    return Path(str(item.fspath)).relative_to(REPO_ROOT).as_posix()
+
+
+def _rank(item: pytest.Item) -> int:
+    starts = [i for i, prefix in enumerate(LONGEST_FIRST) if _path(item).startswith(prefix)]
+    return starts[0] if starts else len(LONGEST_FIRST)
+
+
+def _unit(item: pytest.Item) -> str:
+    shared = [group for folder, group in SHARED_WORKER.items() if _path(item).startswith(folder)]
+    return shared[0] if shared else item.nodeid.split("::")[0]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` every test runs on the worker of its unit (an xdist_group): its
+    folder's in SHARED_WORKER, else its module's. Units are ordered longest first (stable
+    otherwise)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_unit(item)))
+    items.sort(key=_rank)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real benchmark copies in ../shared/data; skip the test when they are absent."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 
@@ -124,3 +125,28 @@ def test_no_console_when_switched_off_or_when_stderr_is_already_the_terminal(mon
     monkeypatch.setenv("PACS_CONSOLE_PROGRESS", "1")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert progress.open_console() is None
+
+
+def test_the_console_is_the_descriptor_the_snakefile_hands_over(monkeypatch):
+    """A rule's shell keeps Snakemake's stdout as descriptor 3 (PACS_CONSOLE_FD): the lines reach
+    it with no terminal at all (CI, nohup); an unset or closed descriptor falls back quietly."""
+    read_end, write_end = os.pipe()
+    monkeypatch.setenv("PACS_CONSOLE_PROGRESS", "1")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.setenv("PACS_CONSOLE_FD", str(write_end))
+    console = progress.open_console()
+    console.write("[pacs] SFT warm-up: 3/10 step\n")
+    console.close()
+    os.close(write_end)
+    with os.fdopen(read_end) as fh:
+        assert fh.read() == "[pacs] SFT warm-up: 3/10 step\n"
+    monkeypatch.setenv("PACS_CONSOLE_FD", str(write_end))  # closed now: the terminal, or nothing
+    monkeypatch.setattr(
+        progress, "open", lambda *a, **k: (_ for _ in ()).throw(OSError()), raising=False
+    )
+    assert progress.open_console() is None
+
+
+def test_every_rule_shell_hands_snakemake_stdout_to_the_stage(repo_root):
+    text = (repo_root / "Snakefile").read_text()
+    assert 'shell.prefix("set -euo pipefail; exec 3>&1; export PACS_CONSOLE_FD=3; ")' in text

@@ -29,6 +29,7 @@ from tqdm import tqdm
 NO_PROGRESS_BARS_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 CONSOLE_ENV = "PACS_CONSOLE_PROGRESS"  # "0": no lines on the terminal
+CONSOLE_FD_ENV = "PACS_CONSOLE_FD"  # the Snakefile's descriptor for Snakemake's own stdout
 CONSOLE_EVERY_S = 30.0  # a step shorter than this prints nothing on the terminal
 CONSOLE_FORMAT = (
     "[pacs] {desc}: {n_fmt}/{total_fmt} {unit} ({percentage:.0f}%), "
@@ -38,9 +39,16 @@ CONSOLE_FORMAT_NO_TOTAL = "[pacs] {desc}: {n_fmt} {unit}, {elapsed} elapsed{post
 
 
 def open_console() -> IO[str] | None:
-    """The terminal that started the run when stderr goes elsewhere (a rule's log), else None."""
+    """Where the person who started the run reads, when stderr goes elsewhere (a rule's log):
+    Snakemake's own stdout, which the Snakefile hands every rule's shell as the descriptor named
+    by ``PACS_CONSOLE_FD`` (a terminal, or CI's log: no terminal needed), else the controlling
+    terminal; None when there is neither."""
     if os.environ.get(CONSOLE_ENV, "1") == "0" or sys.stderr.isatty():
         return None
+    try:
+        return os.fdopen(os.dup(int(os.environ[CONSOLE_FD_ENV])), "w")  # closed by ConsoleBar
+    except (KeyError, ValueError, OSError):  # unset, not a number, or not open here
+        pass
     try:
         return open("/dev/tty", "w")  # closed by ConsoleBar.close()
     except OSError:  # no controlling terminal: CI, a batch job
