@@ -294,6 +294,22 @@ def test_missing_or_bad_field_names_file_line_and_field(tmp_path):
         passk.compute(f, benchmark="b", model="m", run="r", seed=0)
 
 
+def test_the_share_cut_at_the_token_budget_is_counted(tmp_path):
+    """3 of 8 responses end at the budget (finish_reason "length"); a row without the field is
+    a "stop" (docs/formats.md); a reason that is no answer is refused with file, line, field."""
+    rows = [graded("a", i, 1.0) for i in range(4)] + [graded("b", i, 0.0) for i in range(4)]
+    for i in (1, 5, 6):
+        rows[i]["finish_reason"] = "length"
+    del rows[7]["finish_reason"]
+    doc, _ = passk.compute(write_jsonl(tmp_path / "g.jsonl", rows), benchmark="b", model="m",
+                           run="r", seed=0, n_boot=0)  # fmt: skip
+    assert doc["finish_counts"] == {"stop": 5, "length": 3} and doc["truncated_share"] == 3 / 8
+    rows[2]["finish_reason"] = "abort"
+    with pytest.raises(FormatError, match=r"g\.jsonl:3: field 'finish_reason' must be"):
+        passk.compute(write_jsonl(tmp_path / "g.jsonl", rows), benchmark="b", model="m",
+                      run="r", seed=0)  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- CLI
 
 
@@ -340,6 +356,8 @@ def test_cli_writes_json_and_long_csv(tmp_path):
         "status_counts",
         "tie_rule",
         "bootstrap",
+        "finish_counts",
+        "truncated_share",
     ]
     assert (doc["benchmark"], doc["model"], doc["run"], doc["seed"], doc["bootstrap"]) == (
         "gpqa",

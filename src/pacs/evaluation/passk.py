@@ -239,6 +239,11 @@ def load_graded(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
             )
         require(row, "extracted", (str, type(None)), path, line)
         require(row, "task", str, path, line)
+        if row.get("finish_reason", "stop") not in ("stop", "length"):
+            raise FormatError(
+                f"{path}:{line}: field 'finish_reason' must be 'stop' or 'length', got "
+                f"{row['finish_reason']!r}"
+            )
         rows.append(row)
         lines.append(line)
     if not rows:
@@ -562,8 +567,17 @@ def compute(
     metrics, mean_ci = summarize(
         problems, with_maj=with_maj, n_boot=n_boot, boot_seed=boot_seed, status_counts=counts
     )
-    doc.update(metrics)
+    doc.update(metrics, **truncation(rows))
     return doc, mean_ci
+
+
+def truncation(rows: Sequence[dict]) -> dict[str, Any]:
+    """How many responses the token budget cut (``finish_reason`` ``length``; a row without the
+    field counts as ``stop``, as in docs/formats.md): a model whose answers need more tokens than
+    the budget loses pass@k to the cut, and a reader must see how often."""
+    reasons = Counter(r.get("finish_reason", "stop") for r in rows)
+    finish = {reason: int(reasons.get(reason, 0)) for reason in ("stop", "length")}
+    return {"finish_counts": finish, "truncated_share": finish["length"] / len(rows)}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

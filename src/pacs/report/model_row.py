@@ -38,6 +38,7 @@ ROW_CSV_COLUMNS = [
     "ci_high_pct",
     "n_samples",
     "n_problems",
+    "truncated_pct",
     "paper_model",
     "paper_pct",
     "paper_source",
@@ -90,6 +91,7 @@ def _record(model, label, benchmark, metric, k, value, lo, hi, doc, paper_model,
     rec.update(value_pct=value, ci_low_pct=lo, ci_high_pct=hi)
     if doc is not None:
         rec.update(n_samples=doc["n_min"], n_problems=doc["n_problems"])
+        rec.update(truncated_pct=_pct(doc.get("truncated_share")))  # older passk.json: none
     if hit is not None:
         diff = value - hit["value"]
         rec.update(paper_model=paper_model, paper_pct=hit["value"], paper_source=hit["source"])
@@ -157,7 +159,9 @@ def display_rows(records: list[dict]) -> pd.DataFrame:
         rows.append(
             [f"{label}: pass@n [95% CI]", *[_ours(by.get((b, False)), n=True) for b in benches]]
         )
-    hits = [by.get((b, True)) for b in benches]
+    ones = [by.get((b, True)) for b in benches]
+    rows.append([f"{label}: cut at the token budget (%)", *[_truncated(r) for r in ones]])
+    hits = ones
     if any(h and h["paper_pct"] is not None for h in hits):
         paper_model = next(h["paper_model"] for h in hits if h and h["paper_pct"] is not None)
         rows.append([f"paper ({paper_model}, Table 1): pass@1", *[_paper(h) for h in hits]])
@@ -170,6 +174,13 @@ def _ours(rec: dict | None, n: bool = False) -> str:
         return "–"
     cell = _cell(rec["value_pct"], rec["ci_low_pct"], rec["ci_high_pct"])
     return f"{cell} (k={rec['k']})" if n else cell
+
+
+def _truncated(rec: dict | None) -> str:
+    """The share of responses with finish_reason "length" ('–': Avg., or not recorded)."""
+    if rec is None or rec.get("truncated_pct") is None:
+        return "–"
+    return f"{rec['truncated_pct']:.1f}"
 
 
 def _paper(rec: dict | None) -> str:
