@@ -22,17 +22,25 @@ DAG's own stages in this process: ``pacs.evaluation.generate`` → ``grade`` →
 
 Resuming. Every file is written to a temporary name and renamed; generation keeps its finished
 chunks (``samples.jsonl.partial``). A rerun with the same settings skips each stage whose output is
-newer than its input and resumes generation. ``<out>/protocol.json`` records the settings: a rerun
-with other settings into the same ``--out`` is refused, naming the settings that differ.
+newer than its input and resumes generation. ``<out>/protocol.json`` records the settings and the
+inputs' content (a foreign file's sha256, marked "generated elsewhere" with no generation
+settings; a local model folder's files by size and mtime): a rerun with other settings or changed
+inputs into the same ``--out`` is refused, naming what differs; a corrupt protocol.json is named.
+Temp files a killed run left are removed. ``--name`` (or the name taken from the input) must be
+one safe folder name. ``make eval`` passes MODEL, GENERATIONS, EVAL_CONFIG and EVAL_ARGS through
+the environment (``--from-env``), never through a shell string.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import logging
+import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,6 +111,42 @@ def model_name(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
+# A row's folder name: it becomes a path under results/<profile>/model_eval/.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(name: str, what: str) -> str:
+    """A name that stays one folder: no separator, not ``.``/``..``, a safe character set."""
+    if name in (".", "..") or not SAFE_NAME.fullmatch(name):
+        raise EvalError(
+            f"{what} {name!r}: not a safe folder name (letters, digits, '.', '_', '-', starting "
+            "with a letter or digit, at most 128 characters; no path separator, not . or ..)"
+        )
+    return name
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's content, read in 1 MB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_files(model: str) -> dict[str, list[int]] | None:
+    """A local model folder's files (config, tokenizer, weights) as ``name: [size, mtime_ns]``;
+    None for a hub id. Recorded in protocol.json, so changed weights are never reused."""
+    path = Path(model)
+    if not path.is_dir():
+        return None
+    return {
+        f.name: [f.stat().st_size, f.stat().st_mtime_ns]
+        for f in sorted(path.iterdir())
+        if f.is_file()
+    }
+
+
 def released_entry(spec: Profile, model: str):
     """The profile's ``eval.released`` entry whose hub id (or path) is ``model``, else None."""
     for entry in spec.eval.released.values():
@@ -128,14 +172,26 @@ class Plan:
     bootstrap: int
     paper_model: str | None
     spec: Profile
+    generations: Path | None = None  # a file generated elsewhere (then no generation settings)
+    inputs: dict | None = None  # the inputs' content: generations sha256 or model files
 
     def settings(self) -> dict:
-        """What protocol.json records (and a rerun must match)."""
+        """What protocol.json records (and a rerun must match): the settings used, and the
+        content of the inputs, so a changed input is never reused."""
+        if self.generations is not None:
+            return {
+                "model": self.model,
+                "generated": "elsewhere",
+                "generations": str(self.generations),
+                "generations_sha256": (self.inputs or {}).get("sha256"),
+                "bootstrap": self.bootstrap,
+            }
         return {
             "model": self.model,
             "generate_args": self.generate_args,
             "prompt_args": self.prompt_args,
             "bootstrap": self.bootstrap,
+            "model_files": self.inputs,
         }
 
 
@@ -176,8 +232,16 @@ def make_plan(args: argparse.Namespace) -> Plan:
     thinking, prompt_args = prompt_format(args, entry)
     if thinking is None:  # as the DAG: the profile's switch unless the model's entry sets one
         thinking = spec.prompt.enable_thinking
-    name = args.name or (model_name(args.model) if args.model else Path(args.generations).stem)
+    given = args.name is not None
+    name = args.name if given else (model_name(args.model) if args.model else "")
+    name = name if given or args.model else Path(args.generations).stem
+    check_name(name, "--name" if given else "the name taken from the input")
     out = args.out or Path(layout.results_dir(spec.profile)) / "model_eval" / name
+    if args.generations is not None:  # a missing file is refused by run(), before any record
+        found = Path(args.generations).is_file()
+        inputs = {"sha256": file_sha256(Path(args.generations))} if found else None
+    else:
+        inputs = model_files(model)
     paper_model = args.paper_model or (entry.paper_name if entry else None)
     return Plan(
         model=model,
@@ -190,6 +254,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
         bootstrap=spec.eval.bootstrap if args.bootstrap is None else args.bootstrap,
         paper_model=paper_model,
         spec=spec,
+        generations=args.generations,
+        inputs=inputs,
     )
 
 
@@ -207,14 +273,41 @@ def check_protocol(plan: Plan) -> None:
     path = plan.out / "protocol.json"
     settings = plan.settings()
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        diff = {k: (old.get(k), v) for k, v in settings.items() if old.get(k) != v}
+        old = read_protocol(path)
+        diff = {k: _changed(old.get(k), v) for k, v in settings.items() if old.get(k) != v}
         if diff:
             raise EvalError(
-                f"{path}: {plan.out} holds an evaluation made with other settings "
+                f"{path}: {plan.out} holds an evaluation made with other settings or inputs "
                 f"(setting: (old, new)) {diff}; give another --out or delete it"
             )
     write_json(path, settings)
+
+
+def read_protocol(path: Path) -> dict:
+    """protocol.json's settings; a file that is not a JSON object is an EvalError naming it."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise EvalError(f"{path}: corrupt (not JSON: {err}); delete it or give another --out")
+    if not isinstance(old, dict):
+        raise EvalError(f"{path}: corrupt (not a JSON object); delete it or give another --out")
+    return old
+
+
+def _changed(old, new):
+    """(old, new), or for two file lists only the files that differ (weights, tokenizer)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        names = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        return {"files changed": names}
+    return (old, new)
+
+
+def remove_stale_temps(out: Path) -> list[Path]:
+    """Temporary files a killed run left (``.<name>.*.tmp``, written then renamed): removed."""
+    stale = [p for p in out.glob("**/.*.tmp") if p.is_file()]
+    for p in stale:
+        p.unlink()
+    return stale
 
 
 def check_chat_template(plan: Plan) -> None:
@@ -355,9 +448,8 @@ def write_row(plan: Plan, passk_files: list[Path]) -> str:
         [
             f"# {plan.name} on the `{plan.spec.profile}` protocol",
             "",
-            f"Model: `{plan.model}`; generate flags: `{plan.generate_args}`"
-            + (f" {plan.prompt_args}" if plan.prompt_args else "")
-            + f"; code: {code_commit() or 'outside git'}.",
+            _provenance_line(plan) + f"; code: {code_commit() or 'outside git'}.",
+            *_mixed_counts(plan, docs),
             "",
             frame_to_markdown(display_rows(records)),
             "",
@@ -368,7 +460,46 @@ def write_row(plan: Plan, passk_files: list[Path]) -> str:
     return text
 
 
+def _provenance_line(plan: Plan) -> str:
+    """Where the samples came from: the generate flags used, or the foreign file and its sha256
+    (no generation setting: none was used here)."""
+    if plan.generations is not None:
+        sha = (plan.inputs or {}).get("sha256")
+        return f"Generations: `{plan.generations}` (sha256 `{sha}`), generated elsewhere"
+    prompt = f" {plan.prompt_args}" if plan.prompt_args else ""
+    return f"Model: `{plan.model}`; generate flags: `{plan.generate_args}`{prompt}"
+
+
+def _mixed_counts(plan: Plan, docs: list[dict]) -> list[str]:
+    """A line per benchmark whose problems have different sample counts (pass@k's k stops at
+    the smallest)."""
+    return [
+        f"Mixed sample counts: {bench} has {d['n_min']} to {d['n_max']} samples per problem "
+        f"(k up to {d['n_min']})."
+        for bench, d in zip(plan.benchmarks, docs)
+        if d.get("n_min") != d.get("n_max")
+    ]
+
+
 # ----------------------------------------------------------------------------- CLI
+
+ENV_VARIABLES = ("MODEL", "GENERATIONS", "EVAL_CONFIG", "EVAL_ARGS")
+
+
+def argv_from_env(env: dict[str, str]) -> list[str]:
+    """``make eval``'s arguments from the environment (MODEL, GENERATIONS, EVAL_CONFIG,
+    EVAL_ARGS): each value reaches Python as an argument, never through a shell string."""
+    if env.get("MODEL"):
+        argv = ["--model", env["MODEL"]]
+    elif env.get("GENERATIONS"):
+        argv = ["--generations", env["GENERATIONS"]]
+    else:
+        raise EvalError("make eval: give MODEL=<hub id or folder> (or GENERATIONS=<file>)")
+    argv += ["--config", env.get("EVAL_CONFIG") or str(DEFAULT_CONFIG)]
+    try:
+        return argv + shlex.split(env.get("EVAL_ARGS", ""))
+    except ValueError as err:
+        raise EvalError(f"EVAL_ARGS {env.get('EVAL_ARGS')!r}: {err}") from None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -428,8 +559,12 @@ def run(args: argparse.Namespace) -> str:
     plan = make_plan(args)
     if args.model:
         check_chat_template(plan)
+    if plan.generations is not None and plan.inputs is None:
+        raise EvalError(f"--generations {plan.generations}: no such file")
     plan.out.mkdir(parents=True, exist_ok=True)
     check_protocol(plan)
+    for stale_temp in remove_stale_temps(plan.out):
+        log.info("removed %s, left by a killed run", stale_temp)
     files = []
     bar = ConsoleBar(total=len(plan.benchmarks), unit="benchmark", desc=f"eval {plan.name}")
     for benchmark in plan.benchmarks:
@@ -441,6 +576,14 @@ def run(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if list(argv) == ["--from-env"]:  # make eval: the values come from the environment
+        try:
+            argv = argv_from_env(dict(os.environ))
+        except EvalError as err:
+            print(f"pacs.evaluation.evaluate: error: {err}", file=sys.stderr)
+            return 2
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
