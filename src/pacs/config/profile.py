@@ -5,6 +5,7 @@ engine needs, when a PACS run would be a no-op)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -134,9 +135,47 @@ class Profile:
         return plain_data(dataclasses.asdict(self))
 
 
+# Run names the results layout already uses (results/<profile>/.../{base,released}) or that
+# are not a folder of their own.
+RESERVED_RUN_NAMES = (".", "..", "base", "released")
+
+
+def _nonfinite(obj: Any, where: str):
+    """``where.field`` of every float in a spec (nested specs too) that is inf or NaN: YAML's
+    ``.inf`` passes a ``> 0`` check, and a ratio, temperature or penalty must be a number."""
+    if not dataclasses.is_dataclass(obj):
+        return
+    for field in dataclasses.fields(obj):
+        value = getattr(obj, field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            yield f"{where}.{field.name}: must be a finite number, got {value}"
+        elif dataclasses.is_dataclass(value):
+            yield from _nonfinite(value, f"{where}.{field.name}")
+
+
+def _method_problems(method: MethodSpec, where: str) -> list[str]:
+    problems = list(_nonfinite(method, where))
+    low = getattr(method, "clip_ratio_low", None)
+    high = getattr(method, "clip_ratio_high", None)
+    if low is not None and high is not None and high < low:
+        problems.append(
+            f"{where}.clip_ratio_high: {high} is below clip_ratio_low {low} (clip-higher needs "
+            "clip_ratio_high >= clip_ratio_low)"
+        )
+    return problems
+
+
 def _run_problems(p: Profile) -> list[str]:
-    problems = []
+    problems = list(_nonfinite(p.train, "train")) + list(_nonfinite(p.eval, "eval"))
+    for method_name, method in p.method_defaults.items():
+        problems += _method_problems(method, f"method_defaults.{method_name}")
     for name, run in p.runs.items():
+        if name in RESERVED_RUN_NAMES:
+            problems.append(
+                f"runs.{name}: the run name {name!r} collides with the results layout "
+                f"(reserved: {', '.join(RESERVED_RUN_NAMES)}); choose another"
+            )
+        problems += _method_problems(run.method, f"runs.{name}")
         unknown = [m for m in run.models or () if m not in p.models]
         if unknown:
             problems.append(f"runs.{name}.models: {unknown} are not in models ({sorted(p.models)})")
