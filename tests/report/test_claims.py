@@ -96,6 +96,38 @@ def test_seed_t_interval_hand_computed():
     assert C.rules_out(one.ci_low, one.ci_high).startswith("nothing")
 
 
+def test_t_mde_is_the_noncentral_t_power_solution():
+    """At the MDE a two-sided α = 0.05 paired t-test has power 0.8 (scipy's noncentral t), and
+    for many pairs it tends to the normal approximation 2.80 σ/√n."""
+    from scipy import stats as st
+
+    for n in (3, 8, 24):
+        mde = C.t_mde(2.0, n)
+        ncp, crit = mde * math.sqrt(n) / 2.0, st.t.ppf(0.975, n - 1)
+        power = st.nct.sf(crit, n - 1, ncp) + st.nct.cdf(-crit, n - 1, ncp)
+        assert power == pytest.approx(0.8, abs=1e-6)
+    assert C.t_mde(1.0, 2000) * math.sqrt(2000) == pytest.approx(2.8016, abs=0.01)
+    assert C.t_mde(7.33, 8) == pytest.approx(8.47, abs=0.01)  # C1 of docs/science_report
+    assert math.isnan(C.t_mde(1.0, 1))
+
+
+def test_per_problem_rows_average_per_seed_then_pair():
+    """A per-problem metric: the t-interval is on per-seed means over the problems both runs
+    have; the bootstrap (cells) is beside it."""
+    from scipy import stats as st
+
+    a = np.array([[1.0, 3.0, np.nan], [2.0, 2.0, 5.0], [0.0, 4.0, 1.0]])
+    b = np.array([[0.0, 1.0, 9.0], [1.0, 2.0, 2.0], [1.0, 1.0, 1.0]])
+    got = C.matrix_stats(a, b, ClaimsSpec(bootstrap=500), seed_level=False)
+    d = np.array([1.5, 4 / 3, 2 / 3])  # seed 0 leaves out problem 2 (A missing)
+    ref = st.ttest_rel(np.array([2.0, 3.0, 5 / 3]), np.array([0.5, 5 / 3, 1.0]))
+    assert got["diff"] == pytest.approx(d.mean()) and got["p"] == pytest.approx(ref.pvalue)
+    assert got["mean_a"] - got["mean_b"] == pytest.approx(d.mean())
+    assert got["sd"] == pytest.approx(d.std(ddof=1)) and got["interval"] == C.SEED_MEANS_T
+    assert (got["seeds"], got["problems"]) == (3, 3)
+    assert got["boot_low"] <= got["boot_high"] and 0 < got["boot_p"] <= 1
+
+
 def test_holm_hand_computed():
     # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
     assert C.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -159,8 +191,11 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures, claim
     )
     assert (table["seeds"] == 5).all()
     intervals = dict(zip(table["metric"].str.split(" ").str[0], table["interval"]))
-    assert intervals["token"] == C.SEED_T and intervals["pass@1"] == C.BOOTSTRAP
-    assert intervals["held-out"] == C.SEED_T and intervals["exact"] == C.BOOTSTRAP
+    assert intervals["token"] == C.SEED_T and intervals["pass@1"] == C.SEED_MEANS_T
+    assert intervals["held-out"] == C.SEED_T and intervals["exact"] == C.SEED_MEANS_T
+    per_problem = table["interval"] == C.SEED_MEANS_T
+    assert table.loc[per_problem, ["boot_low", "boot_high", "boot_p"]].notna().all().all()
+    assert table.loc[~per_problem, ["boot_low", "boot_high", "boot_p"]].isna().all().all()
     assert (table["p_holm"] >= table["p"]).all()
     quiet = table[table["verdict"] == "not separable"]
     assert len(quiet) and quiet["rules_out"].str.startswith("A − B <").all()

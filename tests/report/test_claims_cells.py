@@ -79,7 +79,8 @@ def test_a_comparison_without_cells_stays_a_no_data_row():
     assert len(cells) == 5 and cells["seed"].isna().sum() == 1
     got = recompute_claims(cells, SETTINGS)
     assert got["verdict"].tolist()[1] == NO_DATA and got["seeds"].tolist() == [2, 0]
-    assert got.loc[0, "diff"] == pytest.approx(2 / 3)  # cells 1, 0, 1; (1, NaN) left out
+    # per seed first: seed 0 cells 1, 0 -> 0.5; seed 1 cell 1, (1, NaN) left out -> 1
+    assert got.loc[0, "diff"] == pytest.approx(0.75)
     assert got.loc[0, "problems"] == 2
 
 

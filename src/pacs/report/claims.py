@@ -1,27 +1,14 @@
 """The claims table: does each of the paper's claims hold at this scale? (docs/design.md §10)
 
 For every claim and every pair of runs (A, the run the paper says is better; B, the other) the
-table gives the metric, the paired difference A − B (mean over seeds and problems), its 95 %
-confidence interval from a paired bootstrap over seeds and problems, the smallest effect the run
-could have detected, and a verdict:
+table gives the metric, the paired difference A − B, its 95 % paired t-interval over seeds, the
+smallest effect the run could have detected, a two-sided p-value and a verdict (Holm's correction
+within each claim family): **holds** (A above B), **reversed** (A below B), or **not separable**.
+The seed is the unit: per-problem metrics are averaged per seed first; their crossed seed ×
+problem bootstrap is reported beside the t-interval (:mod:`pacs.report.claims_stats`).
 
-- **holds**: the interval lies entirely on the side the paper claims;
-- **reversed**: it lies entirely on the other side;
-- **not separable**: it contains 0.
-
-*Paired* means the difference is taken per (seed, problem) cell before anything is averaged:
-the same seed gives both runs the same base model, data order and evaluation samples. The
-bootstrap resamples seeds and problems with replacement, independently (a crossed design), and
-averages the resampled cells. The minimum detectable effect is (z_0.975 + z_0.8) · SE ≈ 2.80 ·
-SE with SE the bootstrap standard deviation: the true difference that a two-sided 5 % test
-detects with 80 % power (normal approximation).
-
-A metric with one value per seed (token entropy; the in-loop held-out pass@1) has no problems to
-resample, and a percentile bootstrap over 5 seeds covers about 83 %, not 95 %: it gets the paired
-t-interval over seeds (n − 1 degrees of freedom) instead, and its MDE uses t quantiles. Every row names its interval
-method and carries a two-sided p-value (t-test, or the bootstrap's share of resamples across 0);
-the verdict applies Holm's correction within each claim family (C1, C2, ...), so a family of
-several baselines is not read as several independent chances to hold.
+*Paired* means the same seed gives both runs the same base model, data order and evaluation
+samples, so differences are taken per (seed, problem) cell before anything is averaged.
 
 Per-problem values come from ``eval/<model>/<run>/seed<k>/<benchmark>/paths.json``
 (:mod:`pacs.evaluation.paths`, sampled responses) and, for a profile with a ``study:`` section,
@@ -45,17 +32,31 @@ from pacs.evaluation.passk import pass_at_k
 from pacs.evaluation.paths import DEFAULT_SUBSAMPLE, problem_stats
 from pacs.layout import ANY
 
+from .claims_stats import (  # noqa: F401  (the statistics, re-exported for callers and tests)
+    ALPHA,
+    BOOTSTRAP,
+    NO_DATA,
+    SEED_MEANS_T,
+    SEED_T,
+    Comparison,
+    bootstrap_p,
+    fmt,
+    holm,
+    holm_verdict,
+    matrix_stats,
+    paired_bootstrap,
+    rules_out,
+    seed_t_interval,
+    t_mde,
+    verdict,
+    with_holm_verdicts,
+)
 from .context import ReportContext, RunInfo
 from .loaders import _read_json
 from .outputs import OutputLog
 from .study import hard_benchmark, load_path_exact, write_study_table
 
-Z_POWER = 1.959964 + 0.841621  # two-sided alpha 0.05, power 0.8
-ALPHA = 0.05
-BOOTSTRAP = "paired bootstrap over seeds × problems"
-SEED_T = "paired t over seeds"
-NO_DATA = "no data"  # a comparison whose runs have no common seed with a defined value
-SEED_LEVEL = ("entropy", "heldout_pass_at_1")  # one value per seed: the t-interval
+SEED_LEVEL = ("entropy", "heldout_pass_at_1")  # one value per seed
 EXACT = {"exact_entropy": "entropy", "exact_gini_simpson": "gini_simpson"}  # path_exact fields
 CLAIMS_COLUMNS = [
     "claim",
@@ -71,131 +72,16 @@ CLAIMS_COLUMNS = [
     "ci_low",
     "ci_high",
     "mde",
+    "sd",
     "interval",
     "p",
     "p_holm",
     "verdict",
     "rules_out",
+    "boot_low",
+    "boot_high",
+    "boot_p",
 ]
-
-
-# ----------------------------------------------------------------------------- statistics
-
-
-@dataclass(frozen=True)
-class Comparison:
-    diff: float
-    ci_low: float
-    ci_high: float
-    se: float
-    mde: float
-    seeds: int
-    problems: int
-    p: float = float("nan")
-    method: str = BOOTSTRAP
-
-
-def paired_bootstrap(diff: np.ndarray, n_boot: int, seed: int) -> Comparison:
-    """Mean of a [seeds, problems] matrix of paired differences (NaN = missing cell) and its
-    95 % percentile interval, resampling seeds and problems independently with replacement."""
-    diff = np.asarray(diff, dtype=np.float64)
-    if diff.ndim != 2 or not np.isfinite(diff).any():
-        raise ValueError(
-            f"paired_bootstrap: need a [seeds, problems] matrix with a value, got {diff.shape}"
-        )
-    if n_boot < 2:
-        raise ValueError(f"paired_bootstrap: n_boot must be >= 2, got {n_boot}")
-    rng = np.random.default_rng(seed)
-    s, q = diff.shape
-    filled = np.where(np.isfinite(diff), diff, 0.0)
-    present = np.isfinite(diff).astype(np.float64)
-    # Resampling = multinomial counts per seed and per problem; a resample's mean is the
-    # count-weighted mean of the present cells.
-    ws = rng.multinomial(s, np.full(s, 1.0 / s), size=n_boot).astype(np.float64)  # [B, S]
-    wq = rng.multinomial(q, np.full(q, 1.0 / q), size=n_boot).astype(np.float64)  # [B, Q]
-    num = np.einsum("bs,sq,bq->b", ws, filled * present, wq)
-    den = np.einsum("bs,sq,bq->b", ws, present, wq)
-    stats = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    stats = stats[np.isfinite(stats)]
-    se = float(np.std(stats, ddof=1))
-    lo, hi = np.percentile(stats, [2.5, 97.5])
-    return Comparison(
-        float(np.nanmean(diff)),
-        float(lo),
-        float(hi),
-        se,
-        Z_POWER * se,
-        int(np.isfinite(diff).any(axis=1).sum()),
-        int(np.isfinite(diff).any(axis=0).sum()),
-        bootstrap_p(stats),
-    )
-
-
-def bootstrap_p(stats: np.ndarray) -> float:
-    """Two-sided p-value of "mean = 0" from bootstrap resamples: twice the smaller share on
-    either side of 0, each share counted as (k + 1) / (B + 1) so it is never 0."""
-    n = len(stats)
-    below = (np.sum(stats <= 0) + 1) / (n + 1)
-    above = (np.sum(stats >= 0) + 1) / (n + 1)
-    return float(min(1.0, 2 * min(below, above)))
-
-
-def seed_t_interval(diff: np.ndarray) -> Comparison:
-    """Mean of one paired difference per seed, its 95 % t-interval (n − 1 df), the two-sided
-    t-test p-value and the t-based MDE; NaN seeds are left out. Fewer than 2 seeds: no
-    interval (NaN bounds, p = NaN)."""
-    from scipy import stats as st
-
-    d = np.asarray(diff, dtype=np.float64).ravel()
-    d = d[np.isfinite(d)]
-    if d.size == 0:
-        raise ValueError("seed_t_interval: no seed with a value")
-    mean, n = float(d.mean()), int(d.size)
-    if n < 2:
-        nan = float("nan")
-        return Comparison(mean, nan, nan, nan, nan, n, 1, nan, SEED_T)
-    se = float(d.std(ddof=1) / np.sqrt(n))
-    t975, t80 = st.t.ppf(0.975, n - 1), st.t.ppf(0.8, n - 1)
-    if se == 0:
-        p = 1.0 if mean == 0 else 0.0
-    else:
-        p = float(2 * st.t.sf(abs(mean / se), n - 1))
-    return Comparison(
-        mean, mean - t975 * se, mean + t975 * se, se, (t975 + t80) * se, n, 1, p, SEED_T
-    )
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (NaN stays NaN and is not counted)."""
-    order = sorted((p, i) for i, p in enumerate(p_values) if np.isfinite(p))
-    m, running, out = len(order), 0.0, [float("nan")] * len(p_values)
-    for rank, (p, i) in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[i] = running
-    return out
-
-
-def verdict(ci_low: float, ci_high: float) -> str:
-    """For a claim that A − B > 0: holds, reversed, or not separable (the CI contains 0)."""
-    if ci_low > 0:
-        return "holds"
-    if ci_high < 0:
-        return "reversed"
-    return "not separable"
-
-
-def holm_verdict(diff: float, p_holm: float) -> str:
-    """The verdict after Holm's correction: the sign of A − B where its adjusted p < α."""
-    if not np.isfinite(p_holm) or p_holm >= ALPHA:
-        return "not separable"
-    return "holds" if diff > 0 else "reversed"
-
-
-def rules_out(ci_low: float, ci_high: float) -> str:
-    """What a 'not separable' row still says: the differences its 95 % CI excludes."""
-    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
-        return "nothing (too few seeds for an interval)"
-    return f"A − B < {_fmt(ci_low)} or > {_fmt(ci_high)}"
 
 
 # ----------------------------------------------------------------------------- per-cell data
@@ -427,34 +313,6 @@ def compare(row: ClaimRow, m: Matrices | None, settings: ClaimsSpec) -> dict:
     return {**row_head(row, settings), **(got or {"seeds": 0, "problems": 0, "verdict": NO_DATA})}
 
 
-def matrix_stats(
-    a: np.ndarray, b: np.ndarray, settings: ClaimsSpec, seed_level: bool
-) -> dict | None:
-    """The numbers of one row (seeds … p, verdict 'pending') from [seeds, problems] arrays of A
-    and B: the t-interval over seeds for a seed-level metric ([seeds, 1]), else the bootstrap.
-    None when no cell has both values."""
-    if a.size == 0 or not np.isfinite(a - b).any():
-        return None
-    if seed_level:  # one value per seed: no problems to resample
-        res = seed_t_interval(a - b)
-    else:
-        res = paired_bootstrap(a - b, settings.bootstrap, settings.seed)
-    both = np.isfinite(a - b)
-    return {
-        "seeds": res.seeds,
-        "problems": res.problems,
-        "mean_a": float(a[both].mean()),
-        "mean_b": float(b[both].mean()),
-        "diff": res.diff,
-        "ci_low": res.ci_low,
-        "ci_high": res.ci_high,
-        "mde": res.mde,
-        "interval": res.method,
-        "p": res.p,
-        "verdict": "pending",  # with_holm_verdicts decides it within the claim family
-    }
-
-
 def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
     if row.metric == "pass_at_k":
         return f"pass@{row.k} (%)"
@@ -496,31 +354,32 @@ def claim_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _fmt(v: float) -> str:
-    return f"{v:+.3f}" if abs(v) < 10 else f"{v:+.2f}"
-
-
 def _p(v: float) -> str:
     return "–" if not np.isfinite(v) else f"{v:.3f}" if v >= 0.001 else "< 0.001"
+
+
+def _boot_ci(lo: float, hi: float) -> str:
+    return "–" if not np.isfinite(lo) else f"[{fmt(lo)}, {fmt(hi)}]"
 
 
 def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
     """``claims.md``: the per-claim verdicts, then every comparison."""
     table = table.reindex(columns=CLAIMS_COLUMNS).astype({"interval": object, "rules_out": object})
-    table = table.fillna({"interval": BOOTSTRAP, "rules_out": ""})
+    table = table.fillna({"interval": SEED_T, "rules_out": ""})
     lines = [
         "# Claims of the paper, tested at this scale",
         "",
         (
-            "Each row: A − B paired over seeds and problems (A = the run the paper says is better). "
-            "95 % CI, named per row: a paired bootstrap, seeds and problems resampled "
-            f"independently ({n_boot_note}), or, for a metric with one value per seed (token "
-            "entropy, in-loop held-out pass@1), the paired t-interval over seeds (n − 1 df). MDE: the smallest true "
-            "difference detectable with 80 % power at α = 0.05. p: two-sided (t-test, or the "
-            "bootstrap's share of resamples across 0); p (Holm): adjusted within the claim family. "
-            "Verdict from p (Holm) < 0.05: **holds** (A above B), **reversed** (A below B), else "
-            "**not separable**, with the differences its CI still rules out. pass@k in "
-            "percentage points."
+            "Each row: A − B paired by seed (A = the run the paper says is better); the seed is "
+            "the unit. 95 % CI: the paired t-interval over seeds (n − 1 df); a per-problem metric "
+            "is averaged over the problems per seed first. MDE: the true difference a two-sided "
+            "paired t-test at α = 0.05 detects with 80 % power (noncentral t, the observed SD of "
+            "the per-seed differences, SD). p: the paired t-test's, two-sided; p (Holm): adjusted "
+            "within the claim family. Verdict from p (Holm) < 0.05: **holds** (A above B), "
+            "**reversed** (A below B), else **not separable**, with the differences its CI still "
+            "rules out. Beside it, for per-problem metrics: the crossed percentile bootstrap over "
+            f"seeds × problems ({n_boot_note}), its interval and p, not used for the verdict. "
+            "pass@k in percentage points."
         ),
         "",
         "## Verdict per claim",
@@ -536,17 +395,18 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
         "## Every comparison",
         "",
         (
-            "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI | interval "
-            "| MDE | p | p (Holm) | verdict | rules out |"
+            "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI (t) | SD "
+            "| MDE | p | p (Holm) | verdict | rules out | bootstrap CI | bootstrap p |"
         ),
-        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|:---|---:|---:|---:|:---|:---|",
+        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|:---|:---|:---|---:|",
     ]
     for r in table[table["verdict"] != NO_DATA].itertuples():
         lines.append(
             f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
-            f"{r.mean_a:.3f} | {r.mean_b:.3f} | {_fmt(r.diff)} | "
-            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {r.interval} | {r.mde:.3f} | "
-            f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} |"
+            f"{r.mean_a:.3f} | {r.mean_b:.3f} | {fmt(r.diff)} | "
+            f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {r.sd:.3f} | {r.mde:.3f} | "
+            f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} | "
+            f"{_boot_ci(r.boot_low, r.boot_high)} | {_p(r.boot_p)} |"
         )
     missing = table[table["verdict"] == NO_DATA]
     if len(missing):
@@ -617,21 +477,6 @@ def claims_cells(matrices: list, settings: ClaimsSpec) -> pd.DataFrame:
     return out.reindex(columns=CELLS_COLUMNS).astype({"seed": "Int64"})
 
 
-def with_holm_verdicts(table: pd.DataFrame) -> pd.DataFrame:
-    """Holm-adjusted p within each claim family, the verdict from it, and for every row that
-    is not separable the differences its CI excludes. Rows without data keep NO_DATA."""
-    table = table.astype({"rules_out": object, "p_holm": float})
-    has = table["verdict"] != NO_DATA
-    for idx in table[has].groupby("claim", sort=False).groups.values():
-        table.loc[idx, "p_holm"] = holm(table.loc[idx, "p"].astype(float).tolist())
-    for i in table.index[has]:
-        r = table.loc[i]
-        table.loc[i, "verdict"] = holm_verdict(float(r["diff"]), float(r["p_holm"]))
-        if table.loc[i, "verdict"] == "not separable":
-            table.loc[i, "rules_out"] = rules_out(float(r["ci_low"]), float(r["ci_high"]))
-    return table
-
-
 def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> None:
     """``tables/claims.md`` and ``claims.csv`` (when the config has ``claims:``), and the curves."""
     settings = ctx.spec.claims
@@ -647,7 +492,7 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
     log.write_text(
         "tables/claims.csv",
         table.to_csv(index=False, lineterminator="\n"),
-        "Claims C1-C7: paired differences, bootstrap CIs, MDE, verdicts (tidy data, CSV)",
+        "Claims C1-C7: paired differences, t CIs over seeds, MDE, verdicts (tidy data, CSV)",
     )
     log.write_text(
         "tables/claims_cells.csv",

@@ -3,8 +3,12 @@
 The report writes ``tables/claims_cells.csv`` (:func:`pacs.report.claims.claims_cells`) next
 to ``tables/claims.csv``: one line per (comparison, seed, problem) value the statistics used.
 :func:`recompute_claims` turns those lines back into every number of ``claims.csv`` with the
-same functions (bootstrap or t-interval, Holm, verdicts), so the table can be audited from
-committed data without the results tree.
+same functions (paired t over seeds, the bootstrap beside it, Holm, verdicts), so the table can be
+audited from committed data without the results tree.
+
+``python -m pacs.report.claims_cells TABLES --config PROFILE`` rewrites ``TABLES/claims.csv`` and
+``TABLES/claims.md`` from ``TABLES/claims_cells.csv`` alone with the current statistics (how
+docs/science_report's claims table was brought to the paired t over seeds, docs/science.md).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import pandas as pd
 
 from pacs.config import ClaimsSpec
 
-from .claims import CLAIMS_COLUMNS, NO_DATA, matrix_stats, with_holm_verdicts
+from .claims import CLAIMS_COLUMNS, claims_markdown
+from .claims_stats import NO_DATA, matrix_stats, with_holm_verdicts
 
 HEAD = ["claim", "statement", "metric", "run_a", "run_b"]
 
@@ -63,3 +68,32 @@ def recompute_claims(cells: pd.DataFrame, settings: ClaimsSpec) -> pd.DataFrame:
     ``claims_cells.csv`` (:func:`read_cells`) and the profile's ``claims:`` settings."""
     rows = [recompute_row(g, settings) for _, g in cells.groupby("row", sort=True)]
     return with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS))
+
+
+def rewrite_tables(tables: Path, settings: ClaimsSpec) -> pd.DataFrame:
+    """``claims.csv`` and ``claims.md`` of the folder ``tables`` recomputed from its
+    ``claims_cells.csv`` (the cells are not touched); returns the table."""
+    table = recompute_claims(read_cells(tables / "claims_cells.csv"), settings)
+    (tables / "claims.csv").write_text(table.to_csv(index=False, lineterminator="\n"))
+    note = f"{settings.bootstrap} resamples"
+    (tables / "claims.md").write_text(claims_markdown(table, settings, note))
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    from pacs.config import load_profile
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tables", type=Path, help="a report's tables/ folder with claims_cells.csv")
+    ap.add_argument("--config", type=Path, required=True, help="the profile (its claims: section)")
+    args = ap.parse_args(argv)
+    settings = load_profile(args.config).claims
+    if settings is None:
+        raise SystemExit(f"{args.config}: no claims: section")
+    rewrite_tables(args.tables, settings)
+
+
+if __name__ == "__main__":
+    main()
