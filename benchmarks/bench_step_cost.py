@@ -36,10 +36,11 @@ from pacs.io import read_jsonl
 from pacs.tiny import collect, common
 from pacs.tiny import train as tt
 from pacs.tiny.common import encode_prompts
+from pacs.tiny.record import TIME_KEYS
 
 METHODS = ("pacs", "grpo", "ppo")
 ARMS = ("before", "after")
-KEYS = (*tt.TIME_KEYS, "cpu_total", "response_len")
+KEYS = (*TIME_KEYS, "cpu_total", "response_len")
 
 
 @torch.no_grad()

@@ -9,24 +9,25 @@ import math
 import numpy as np
 import pytest
 
+from pacs.data.synthetic import path_stats as S
 from pacs.evaluation import paths as P
 
 
 def test_plugin_entropy_hand_computed():
-    assert P.plugin_entropy([2]) == 0.0
-    assert P.plugin_entropy([1, 1]) == pytest.approx(math.log(2))
-    assert P.plugin_entropy([1] * 6) == pytest.approx(math.log(6))
-    assert P.plugin_entropy([3, 1]) == pytest.approx(
+    assert S.plugin_entropy([2]) == 0.0
+    assert S.plugin_entropy([1, 1]) == pytest.approx(math.log(2))
+    assert S.plugin_entropy([1] * 6) == pytest.approx(math.log(6))
+    assert S.plugin_entropy([3, 1]) == pytest.approx(
         -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
     )
 
 
 def test_pairwise_disagreement_hand_computed():
-    assert P.pairwise_disagreement([1, 1]) == 1.0
-    assert P.pairwise_disagreement([3]) == 0.0
-    assert P.pairwise_disagreement([2, 2]) == pytest.approx(1 - 4 / 12)  # 4 of 6 pairs differ
+    assert S.pairwise_disagreement([1, 1]) == 1.0
+    assert S.pairwise_disagreement([3]) == 0.0
+    assert S.pairwise_disagreement([2, 2]) == pytest.approx(1 - 4 / 12)  # 4 of 6 pairs differ
     with pytest.raises(ValueError):
-        P.pairwise_disagreement([1])
+        S.pairwise_disagreement([1])
 
 
 def _compositions(m, k):
@@ -45,27 +46,27 @@ def _multinomial(counts, probs):
 @pytest.mark.parametrize("m", [2, 3, 5])
 def test_pairwise_disagreement_is_unbiased_for_gini_simpson(m):
     probs = [0.5, 0.3, 0.2]
-    expected = sum(_multinomial(c, probs) * P.pairwise_disagreement(c) for c in _compositions(m, 3))
+    expected = sum(_multinomial(c, probs) * S.pairwise_disagreement(c) for c in _compositions(m, 3))
     assert expected == pytest.approx(1 - sum(p * p for p in probs))
 
 
 def test_expected_plugin_entropy_hand_computed_and_against_simulation():
     # Two equally likely paths, m = 2: H = 0 w.p. 1/2, ln 2 w.p. 1/2.
-    assert P.expected_plugin_entropy([0.5, 0.5], 2) == pytest.approx(0.5 * math.log(2))
-    assert P.expected_plugin_entropy([0.5, 0.5], 1) == 0.0
+    assert S.expected_plugin_entropy([0.5, 0.5], 2) == pytest.approx(0.5 * math.log(2))
+    assert S.expected_plugin_entropy([0.5, 0.5], 1) == 0.0
     rng = np.random.default_rng(0)
     draws = rng.multinomial(8, [1 / 6] * 6, size=20000)
-    sim = np.mean([P.plugin_entropy(list(c)) for c in draws])
-    assert P.expected_plugin_entropy([1 / 6] * 6, 8) == pytest.approx(sim, abs=0.01)
-    assert P.expected_plugin_entropy([1 / 6] * 6, 8) < math.log(6)  # biased low
+    sim = np.mean([S.plugin_entropy(list(c)) for c in draws])
+    assert S.expected_plugin_entropy([1 / 6] * 6, 8) == pytest.approx(sim, abs=0.01)
+    assert S.expected_plugin_entropy([1 / 6] * 6, 8) < math.log(6)  # biased low
 
 
 def test_problem_stats_subsample_uses_the_first_responses():
     paths = [(1, 2), (1, 2), (2, 1), (2, 1), (2, 1)]
-    s = P.problem_stats(paths, subsample=2)
+    s = S.problem_stats(paths, subsample=2)
     assert s["path_entropy_sub"] == 0.0  # the first two agree
     assert s["path_diversity"] == pytest.approx(1 - (2 + 6) / 20)
-    assert P.problem_stats(paths[:1], 2) == {
+    assert S.problem_stats(paths[:1], 2) == {
         "path_diversity": None,
         "path_entropy": None,
         "path_entropy_sub": None,
@@ -85,11 +86,11 @@ def test_rollout_path_stats_hand_computed():
         "x",
     ]
     scores = [1, 1, 1, 0, 1, 1, 1, 0]  # group 2's third correct response has no path
-    out = P.rollout_path_stats(texts, scores, q, 4)
+    out = S.rollout_path_stats(texts, scores, q, 4)
     assert out["path_diversity"] == pytest.approx((2 / 3 + 0.0) / 2)
     h1 = -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))
     assert out["path_entropy"] == pytest.approx(h1 / 2)
-    assert P.rollout_path_stats(texts[:4], [0, 0, 0, 0], q[:4], 4) == {
+    assert S.rollout_path_stats(texts[:4], [0, 0, 0, 0], q[:4], 4) == {
         "path_diversity": None,
         "path_entropy": None,
     }
@@ -162,4 +163,4 @@ def test_stage_names_file_and_line_of_a_bad_row(tmp_path):
 
 
 def test_expected_plugin_entropy_with_a_path_of_zero_probability():
-    assert P.expected_plugin_entropy([0.5, 0.5, 0.0], 2) == pytest.approx(0.5 * math.log(2))
+    assert S.expected_plugin_entropy([0.5, 0.5, 0.0], 2) == pytest.approx(0.5 * math.log(2))

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pacs.tiny.train import path_metrics
+from pacs.tiny.record import path_metrics
 
 
 def test_path_metrics_on_the_paths_task():

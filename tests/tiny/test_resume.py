@@ -15,6 +15,7 @@ from pacs.config import parse_profile
 from pacs.io import read_jsonl
 from pacs.tiny import checkpoint as ckpt_mod
 from pacs.tiny import train as tt
+from pacs.tiny.record import TIME_KEYS
 
 # Two steps, a checkpoint after each, evals at 0 and 2 (and 4 when extended).
 RUN_TRAIN = {"steps": 2, "save_every": 1, "eval_every": 2}
@@ -50,7 +51,7 @@ def _same_weights(a, b) -> bool:
 
 
 def _without_times(rows):
-    return [{k: v for k, v in r.items() if k not in tt.TIME_KEYS} for r in rows]
+    return [{k: v for k, v in r.items() if k not in TIME_KEYS} for r in rows]
 
 
 # --------------------------------------------------------------------- refusing a changed run

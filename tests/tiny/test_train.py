@@ -17,6 +17,7 @@ from pacs.tiny import checkpoint as ckpt_mod
 from pacs.tiny import train as tt
 from pacs.tiny.collect import grade_scores
 from pacs.tiny.common import encode_prompts
+from pacs.tiny.record import TIME_KEYS, metrics_row
 
 METHOD_MATRIX = {
     "pacs": ("pacs", {}),
@@ -155,7 +156,7 @@ def test_metrics_row_keeps_the_means_and_adds_each_minibatch():
     roll = Rollout(torch.zeros(2, 3), torch.ones(2, 3), torch.tensor([[1, 1], [1, 0]]), ["", ""])
     mbs = [{"psi_std": 0.0, "grad_norm": 8.0}, {"psi_std": 0.5, "grad_norm": 2.0}]
     scores = torch.tensor([1.0, 0.0])
-    row = tt.metrics_row(
+    row = metrics_row(
         7, scores, scores, roll, mbs, [0, 1, 2, 3, 4], 2, {}, per_mini_batch=("psi_std",)
     )
     assert (row["step"], row["psi_std"], row["grad_norm"]) == (7, 0.25, 5.0)
@@ -270,7 +271,7 @@ def test_prompt_sampler_walks_epochs_and_restores():
 
 
 def _without_times(rows):
-    return [{k: v for k, v in r.items() if k not in tt.TIME_KEYS} for r in rows]
+    return [{k: v for k, v in r.items() if k not in TIME_KEYS} for r in rows]
 
 
 @pytest.mark.parametrize(

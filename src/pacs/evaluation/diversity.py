@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from pacs.evaluation.io import FormatError, iter_jsonl, require
-from pacs.evaluation.passk import is_correct
 from pacs.io import write_csv, write_json
+from pacs.rewards.result import is_correct
 
 log = logging.getLogger(__name__)
 

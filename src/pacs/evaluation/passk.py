@@ -42,6 +42,7 @@ import numpy as np
 
 from pacs.evaluation.io import FormatError, iter_jsonl, require
 from pacs.io import write_csv, write_json
+from pacs.rewards.result import is_correct
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +161,6 @@ class Problem:
     @property
     def c(self) -> int:
         return sum(1 for s in self.scores if is_correct(s))
-
-
-def is_correct(score: float) -> bool:
-    """A sample counts as correct for pass@k / maj@k when its score is 1."""
-    return score >= 1.0
 
 
 def pass_matrix(problems: Sequence[Problem], ks: Sequence[int]) -> np.ndarray:

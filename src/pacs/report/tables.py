@@ -1,5 +1,6 @@
-"""The report's tables: Table 1, Tables 2 & 6, 7-8, 9-13, 3 and the beta ablation; the list of
-every table the report writes (Tables 4-5: :mod:`.settings_table`; run time: :mod:`.runtime_table`).
+"""The report's pass@k tables: Table 1, Tables 2 & 6, 7-8, 9-13 and the β and reference
+ablations; the list of every table the report writes (the grid: :mod:`.grid`; Table 3:
+:mod:`.diversity_table`; Tables 4-5: :mod:`.settings_table`; run time: :mod:`.runtime_table`).
 
 Each table is a :class:`~pacs.report.render.TableDoc`: display sections (rows = runs, with the
 paper's numbers in a clearly labelled row under ours where benchmark, method and k match) and a
@@ -10,11 +11,20 @@ a cell is ``mean ± std`` (sample std across seeds) and the ``seeds`` column say
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pandas as pd
 
-from .context import BASE_RUN, ReportContext, RunInfo, fmt_mean_std, seed_stats, seeds_text
+from .context import BASE_RUN, ReportContext, RunInfo, seed_stats
+from .diversity_table import table3
+from .grid import (
+    PASSK_CSV_COLUMNS,
+    add_reference_note,
+    cells_from_stats,
+    csv_rows,
+    grid_section,
+    per_model_sections,
+    sample_text,
+)
 from .outputs import OutputLog
 from .paper import PaperRef, lookup
 from .render import Section, TableDoc
@@ -38,150 +48,6 @@ KINF_NOTE = (
     "columns are read as k = 1, 4, 8, 16, 32, 64 with 4..32 inferred "
     "(see src/pacs/report/paper_numbers.csv)."
 )
-PASSK_CSV_COLUMNS = [
-    "model",
-    "benchmark",
-    "run",
-    "label",
-    "k",
-    "mean_pct",
-    "std_pct",
-    "n_seeds",
-    "seeds",
-    "n_samples",
-    "n_problems",
-    "paper_pct",
-    "paper_source",
-    "paper_model",
-    "paper_k_inferred",
-    "paper_comparison",
-]
-
-
-# ============================================================================ generic grid
-
-
-@dataclass
-class Cell:
-    mean: float
-    std: float
-    n_seeds: int
-
-
-def grid_section(
-    heading: str,
-    runs: list[RunInfo],
-    columns: list[tuple[object, str]],
-    cells: dict[tuple[str, object], Cell],
-    paper_cell: Callable[[RunInfo, object], dict | None],
-    ref: PaperRef,
-    *,
-    digits: int = 2,
-    with_seeds: bool = True,
-) -> tuple[Section, dict]:
-    """Rows = runs with data (ours), each followed by a 'paper' row when the paper has a match.
-
-    ``columns`` are (key, header) pairs. Returns the section and the paper hits by (run, key).
-    """
-    header = ["Method", *(["seeds"] if with_seeds else []), *[h for _, h in columns]]
-    rows, hits = [], {}
-    for run in runs:
-        ours = [cells.get((run.name, key)) for key, _ in columns]
-        if not any(ours):
-            continue
-        seeds = [seeds_text([c.n_seeds for c in ours if c])] if with_seeds else []
-        rows.append(
-            [run.label, *seeds, *[fmt_mean_std(c.mean, c.std, digits) if c else "–" for c in ours]]
-        )
-        row_hits = {
-            key: paper_cell(run, key) if cells.get((run.name, key)) else None for key, _ in columns
-        }
-        row_hits = {k: v for k, v in row_hits.items() if v}
-        if row_hits:
-            tables = sorted({h["table"] for h in row_hits.values()}, key=_table_order)
-            rows.append(
-                [
-                    ref.label(tables),
-                    *([""] if with_seeds else []),
-                    *[_paper_text(row_hits.get(key), digits) for key, _ in columns],
-                ]
-            )
-            hits.update({(run.name, k): v for k, v in row_hits.items()})
-    return Section(heading, pd.DataFrame(rows, columns=header)), hits
-
-
-def _table_order(name: str) -> tuple[int, int, str]:
-    """Tables by number, then figures ("Table 2" < "Table 8" < "Figure 6")."""
-    digits = "".join(ch for ch in name if ch.isdigit())
-    return (name.startswith("Figure"), int(digits) if digits else 99, name)
-
-
-def _paper_text(hit: dict | None, digits: int) -> str:
-    if not hit:
-        return "–"
-    return f"{hit['value']:.{digits}f}" + (INFERRED_MARK if hit["k_inferred"] else "")
-
-
-def cells_from_stats(stats: pd.DataFrame, col: str) -> dict[tuple[str, object], Cell]:
-    return {
-        (row["run"], row[col]): Cell(row["mean"], row["std"], int(row["n_seeds"]))
-        for _, row in stats.iterrows()
-    }
-
-
-def _sample_text(df: pd.DataFrame) -> str:
-    n, p = sorted(set(df["n_min"])), sorted(set(df["n_problems"]))
-    ns = f"{n[0]}" if len(n) == 1 else f"{n[0]}–{n[-1]}"
-    ps = f"{p[0]}" if len(p) == 1 else f"{p[0]}–{p[-1]}"
-    return f"n = {ns} samples per problem, {ps} problems"
-
-
-def _comparison(ref: PaperRef) -> str:
-    return "" if ref.model is None else ("same model" if ref.same else "reference only")
-
-
-def _long_rows(
-    model: str,
-    benchmark: str,
-    stats: pd.DataFrame,
-    seeds: pd.DataFrame,
-    samples: pd.DataFrame,
-    hits: dict,
-    ref: PaperRef,
-    ctx: ReportContext,
-    k_col: str = "k",
-) -> list[dict]:
-    rows = []
-    for _, s in stats.iterrows():
-        key = s[k_col]
-        hit = hits.get((s["run"], key))
-        sel = seeds[(seeds["run"] == s["run"]) & (seeds[k_col] == key)]
-        smp = samples[samples["run"] == s["run"]] if len(samples) else samples
-        rows.append(
-            {
-                "model": model,
-                "benchmark": benchmark if k_col == "k" else key,
-                "run": s["run"],
-                "label": ctx.label(s["run"]),
-                "k": key if k_col == "k" else 1,
-                "mean_pct": s["mean"],
-                "std_pct": s["std"],
-                "n_seeds": int(s["n_seeds"]),
-                "seeds": ";".join(str(x) for x in sorted(sel["seed"])),
-                "n_samples": ";".join(str(x) for x in sorted(set(smp["n_min"])))
-                if len(smp)
-                else "",
-                "n_problems": ";".join(str(x) for x in sorted(set(smp["n_problems"])))
-                if len(smp)
-                else "",
-                "paper_pct": hit["value"] if hit else None,
-                "paper_source": hit["source"] if hit else "",
-                "paper_model": ref.model if hit else "",
-                "paper_k_inferred": hit["k_inferred"] if hit else "",
-                "paper_comparison": _comparison(ref) if hit else "",
-            }
-        )
-    return rows
 
 
 # ============================================================================ pass@k tables
@@ -218,7 +84,7 @@ def passk_table(
             section, rows, hits = _passk_section(ctx, model, bench, sub, runs, ref, paper_tables)
             sections.append(section)
             long_rows += rows
-            _add_reference_note(notes, ctx, ref, model, hits)
+            add_reference_note(notes, ctx, ref, model, hits)
     if not sections:
         return None
     if any(r["paper_k_inferred"] is True for r in long_rows):
@@ -262,26 +128,15 @@ def _passk_section(
         )
 
     section, hits = grid_section(
-        f"{ctx.model_label(model)} — {benchmark_label(bench)} ({_sample_text(sub)})",
+        f"{ctx.model_label(model)} — {benchmark_label(bench)} ({sample_text(sub)})",
         runs,
         [(k, f"k={k}") for k in ks],
         cells_from_stats(stats, "k"),
         paper_cell,
         ref,
     )
-    rows = _long_rows(
-        model, bench, stats, sub, sub.drop_duplicates(["run", "seed"]), hits, ref, ctx
-    )
+    rows = csv_rows(model, bench, stats, sub, sub.drop_duplicates(["run", "seed"]), hits, ref, ctx)
     return section, rows, hits
-
-
-def _add_reference_note(
-    notes: list[str], ctx: ReportContext, ref: PaperRef, model: str, hits: dict
-) -> None:
-    """Append the note on the paper rows of ``model`` once, where a section shows any."""
-    note = ctx.reference_note(ref, model) if hits else None
-    if note and note not in notes:
-        notes.append(note)
 
 
 TABLE1_NOTES = [
@@ -304,16 +159,12 @@ def table1(ctx: ReportContext) -> TableDoc | None:
     df = df[(df["k"] == 1) & df["run"].isin([r.name for r in runs])]
     if df.empty:
         return None
-    sections, long_rows, notes = [], [], []
-    for model in ctx.models:
-        sub = df[df["model"] == model]
-        if sub.empty:
-            continue
-        ref = ctx.ref(model, T1_TABLES)
-        section, rows, hits = _table1_section(ctx, model, sub, runs, ref)
-        sections.append(section)
-        long_rows += rows
-        _add_reference_note(notes, ctx, ref, model, hits)
+    sections, long_rows, notes = per_model_sections(
+        ctx,
+        df,
+        T1_TABLES,
+        lambda model, sub, ref: _table1_section(ctx, model, sub, runs, ref),
+    )
     if not sections:
         return None
     notes.extend(TABLE1_NOTES)
@@ -375,7 +226,7 @@ def _table1_section(
         )
 
     section, hits = grid_section(
-        f"{ctx.model_label(model)} ({_sample_text(sub)})",
+        f"{ctx.model_label(model)} ({sample_text(sub)})",
         runs,
         columns,
         cells_from_stats(stats, "benchmark"),
@@ -385,7 +236,7 @@ def _table1_section(
     gains = _gain_rows(ctx, runs, columns, stats, ref, paper_avg_ok)
     section.frame = pd.concat([section.frame, gains], ignore_index=True)
     samples = sub.drop_duplicates(["run", "seed", "benchmark"])
-    rows = _long_rows(model, "", stats, per_seed, samples, hits, ref, ctx, k_col="benchmark")
+    rows = csv_rows(model, "", stats, per_seed, samples, hits, ref, ctx, k_col="benchmark")
     return section, rows, hits
 
 
@@ -570,124 +421,6 @@ def table_ref(ctx: ReportContext) -> TableDoc | None:
         require=ctx.runs_in("ref"),
     )
 
-
-# ============================================================================ Table 3: diversity
-
-DIVERSITY_CSV_COLUMNS = [
-    "model",
-    "benchmark",
-    "run",
-    "label",
-    "D",
-    "n_problems",
-    "n_correct",
-    "embedder",
-    "paper_D",
-    "paper_source",
-    "paper_model",
-    "paper_comparison",
-]
-
-
-def table3(ctx: ReportContext) -> TableDoc | None:
-    div = ctx.results.diversity
-    div = div[div["method"].isin(ctx.runs)]
-    if div.empty:
-        return None
-    sections, long_rows, notes = [], [], []
-    for model in ctx.models:
-        sub = div[div["model"] == model]
-        if sub.empty:
-            continue
-        ref = ctx.ref(model, ["Table 3"])
-        section, hits = _diversity_section(ctx, model, sub, ref)
-        sections.append(section)
-        long_rows += _diversity_rows(ctx, model, sub, hits, ref)
-        _add_reference_note(notes, ctx, ref, model, hits)
-    if not sections:
-        return None
-    return TableDoc(
-        "table3_diversity",
-        "Table 3: diversity of correct responses (one seed per run)",
-        _diversity_caption(div),
-        sections,
-        pd.DataFrame(long_rows, columns=DIVERSITY_CSV_COLUMNS),
-        notes,
-        "Table 3: diversity score D per method and benchmark",
-    )
-
-
-def _diversity_section(
-    ctx: ReportContext, model: str, sub: pd.DataFrame, ref: PaperRef
-) -> tuple[Section, dict]:
-    """One model's Table 3 section (D per run and benchmark) and the paper hits."""
-    runs = [ctx.runs[m] for m in ctx.runs if m in set(sub["method"])]
-    benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
-    cells = {
-        (r["method"], r["benchmark"]): Cell(r["D"], float("nan"), 1) for _, r in sub.iterrows()
-    }
-
-    def paper_cell(run: RunInfo, bench):
-        return lookup(
-            ctx.paper,
-            model=ref.model,
-            benchmark=bench,
-            method=run.paper_method,
-            k=None,
-            tables=["Table 3"],
-            metric="diversity_D",
-        )
-
-    return grid_section(
-        ctx.model_label(model),
-        runs,
-        [(b, benchmark_label(b)) for b in benches],
-        cells,
-        paper_cell,
-        ref,
-        digits=4,
-        with_seeds=False,
-    )
-
-
-def _diversity_rows(
-    ctx: ReportContext, model: str, sub: pd.DataFrame, hits: dict, ref: PaperRef
-) -> list[dict]:
-    """Table 3's CSV rows of one model: one per (run, benchmark) D of ours."""
-    rows = []
-    for _, r in sub.iterrows():
-        hit = hits.get((r["method"], r["benchmark"]))
-        rows.append(
-            {
-                "model": model,
-                "benchmark": r["benchmark"],
-                "run": r["method"],
-                "label": ctx.label(r["method"]),
-                "D": r["D"],
-                "n_problems": r["n_problems"],
-                "n_correct": r["n_correct"],
-                "embedder": r["embedder"],
-                "paper_D": hit["value"] if hit else None,
-                "paper_source": hit["source"] if hit else "",
-                "paper_model": ref.model if hit else "",
-                "paper_comparison": _comparison(ref) if hit else "",
-            }
-        )
-    return rows
-
-
-def _diversity_caption(div: pd.DataFrame) -> str:
-    embedders = sorted({e for e in div["embedder"] if e})
-    return (
-        "Diversity D = mean pairwise cosine distance of correct responses (problems with at "
-        "least two correct), as computed by the diversity stage, on one seed per run (each run's "
-        "first: the diversity stage embeds no other), so no spread across seeds; '–' = D undefined "
-        f"(no problem with two correct responses). Embedder: {', '.join(embedders) or 'not stated'}"
-        " (paper: Qwen3-Embedding-0.6B)."
-    )
-
-
-# ============================================================================ all tables
 
 TABLES: list[tuple[str, Callable[[ReportContext], TableDoc | None], str]] = [
     (

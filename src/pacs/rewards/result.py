@@ -8,6 +8,12 @@ from typing import Any
 STATUSES = ("ok", "no_answer", "timeout", "error")
 
 
+def is_correct(score: float) -> bool:
+    """A sample counts as correct (pass@k, maj@k, the diversity and path statistics) when its
+    score is 1."""
+    return score >= 1.0
+
+
 @dataclass(frozen=True)
 class GradeResult:
     """One graded response.
