@@ -52,7 +52,7 @@ from .claims_stats import (  # noqa: F401  (the statistics, re-exported for call
     with_holm_verdicts,
 )
 from .context import ReportContext, RunInfo
-from .loaders import _read_json
+from .loaders import read_json
 from .outputs import OutputLog
 from .study import hard_benchmark, load_path_exact, write_study_table
 
@@ -92,7 +92,7 @@ def load_problem_tables(results: Path, benchmark: str) -> dict[tuple[str, int], 
     out: dict[tuple[str, int], dict] = {}
     pattern = f"{layout.eval_dir('', ANY, ANY, ANY, benchmark)}/paths.json"
     for path in sorted(Path(results).glob(pattern)):
-        doc = _read_json(path)
+        doc = read_json(path)
         out.setdefault((doc["run"], int(doc["seed"])), doc["per_problem"])
     return out
 
