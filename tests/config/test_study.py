@@ -1,5 +1,6 @@
-"""pacs.config's ``study:`` section (the science profile's checkpoint study, docs/design.md §10.3)
-and ``claims.large_k``: the shipped profile, the matrix it builds, and every refusal."""
+"""pacs.config's ``study:`` section (the science profile's checkpoint study, docs/design.md
+§10.3, §10.8) and ``claims.large_k``: the shipped profile, the matrix it builds, and every
+refusal."""
 
 from __future__ import annotations
 
@@ -29,15 +30,16 @@ def test_the_science_profile_is_the_committed_design():
     assert list(p.runs) == ["pacs", "grpo", "pacs_ref_fixed"]
     assert p.runs["pacs"].method.reference.mode == "rollout"
     assert p.runs["pacs_ref_fixed"].method.reference.mode == "fixed"
-    assert p.seeds.main == p.seeds.ablation == tuple(range(8))
+    assert p.seeds.main == tuple(range(24)) and p.seeds.ablation == tuple(range(4))  # §10.8
     assert p.train.steps == 128 and p.train.save_every == p.train.eval_every == 16
     assert p.data.benchmarks == (p.study.hard.benchmark,) == ("synthetic_hard",)
-    assert p.eval.n_samples == 256 and p.claims.large_k == (64,)
+    assert p.eval.n_samples == 32 and p.claims.large_k == ()
+    assert p.claims.heldout_checkpoints == 3
     m = p.matrix
     assert m.checkpoint_steps == list(range(16, 129, 16))
     assert m.exact_benchmarks == ["synthetic_hard", "synthetic"]
-    assert len(m.train_jobs) == 3 * 8
-    assert len(m.exact_jobs) == (1 + 3 * 8) * 2
+    assert len(m.train_jobs) == 2 * 24 + 4
+    assert len(m.exact_jobs) == (1 + 2 * 24 + 4) * 2
     assert m.exact_jobs[0] == ("tiny", "base", 0, "synthetic_hard")
 
 

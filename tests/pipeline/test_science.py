@@ -1,4 +1,5 @@
-"""The science profile (configs/science.yaml, `make science`): its DAG, and a shrunken copy end to end."""
+"""The science profile (configs/science.yaml, `make science`): its DAG, and a shrunken copy end to
+end."""
 
 from __future__ import annotations
 
@@ -35,20 +36,26 @@ def snakemake(*args: str, cwd: Path, timeout: int = 300) -> subprocess.Completed
 
 
 def test_science_config_is_the_designed_matrix():
-    """docs/design.md §10.3: PACS (reset every step), PACS (fixed reference) and GRPO, 8 paired
-    seeds, 128 steps, checkpoints every 16 steps, 256 samples on the hard split."""
+    """docs/design.md §10.8: PACS (reset every step) and GRPO on 24 paired seeds, PACS with a
+    fixed reference on 4 of them, 128 steps, checkpoints every 16 steps; the primary endpoint is
+    the in-loop pass@1 on 200 problems × 16 samples averaged over the last 3 checkpoints; 32
+    samples per problem on the hard split."""
     spec = load_profile(SCIENCE)
     runs = spec.runs
-    assert len(runs) == 3 and len(spec.matrix.train_jobs) == 24
+    assert len(runs) == 3 and len(spec.matrix.train_jobs) == 2 * 24 + 4
     seeds = {name: spec.seeds_of(run) for name, run in runs.items()}
-    assert all(s == seeds["pacs"] and len(s) >= 8 for s in seeds.values())  # paired, >= 8 seeds
-    refs = {r.method.ref for r in runs.values() if r.method.name == "pacs"}
-    assert refs == {"rollout", "fixed"}
-    assert {r.method.name for r in runs.values()} == {"pacs", "grpo"}
-    assert spec.train.steps >= 128 and spec.train.save_every == spec.train.eval_every == 16
-    assert spec.eval.n_samples >= 256 and spec.data.benchmarks == ("synthetic_hard",)
+    assert seeds["pacs"] == seeds["grpo"] == tuple(range(24))  # paired, >= 24 seeds
+    assert set(seeds["pacs_ref_fixed"]) <= set(seeds["pacs"]) and len(seeds["pacs_ref_fixed"]) == 4
+    assert runs["pacs"].method.ref == "rollout" and runs["pacs_ref_fixed"].method.ref == "fixed"
+    assert runs["grpo"].method.name == "grpo" and runs["pacs"].ablation == runs["grpo"].ablation
+    assert spec.train.steps == 128 and spec.train.save_every == spec.train.eval_every == 16
+    assert (spec.train.eval_problems, spec.train.eval_samples) == (200, 16)
+    assert spec.data.synthetic.n_test >= spec.train.eval_problems
+    assert spec.claims is not None and spec.claims.heldout_checkpoints == 3  # steps 96-128
+    assert spec.claims.bootstrap >= 20_000
+    assert spec.eval.n_samples == 32 and spec.data.benchmarks == ("synthetic_hard",)
     assert spec.study is not None and spec.study.hard.benchmark == "synthetic_hard"
-    assert spec.data.synthetic.task == "paths" and spec.claims is not None
+    assert spec.data.synthetic.task == "paths"
     assert spec.data.synthetic.cli_args().split()[:2] == ["--task", "paths"]
 
 
@@ -61,9 +68,9 @@ def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run(workf
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             counts[parts[0]] = int(parts[1])
-    assert counts["train_tiny"] == 24
-    assert counts["generate"] == counts["paths"] == 25  # every run and seed, plus the base model
-    assert counts["path_exact"] == 50  # (24 runs x seeds + the base) x (hard, normal split)
+    assert counts["train_tiny"] == 52  # 2 runs x 24 seeds + the fixed reference x 4
+    assert counts["generate"] == counts["paths"] == 53  # every run and seed, plus the base model
+    assert counts["path_exact"] == 106  # (52 runs x seeds + the base) x (hard, normal split)
     assert counts["prepare_hard_split"] == 1 and counts["report"] == 1
     assert "prepare-synthetic" in result.stdout and "--task paths" in result.stdout
 

@@ -128,6 +128,26 @@ def test_per_problem_rows_average_per_seed_then_pair():
     assert got["boot_low"] <= got["boot_high"] and 0 < got["boot_p"] <= 1
 
 
+def test_heldout_endpoint_averages_the_last_checkpoints():
+    """claims.heldout_checkpoints = 3: per seed, the mean of the in-loop pass@1 over its last
+    three evaluated steps (each step's problems first), in percentage points."""
+    curves = pd.DataFrame(
+        {
+            "run": ["x"] * 8,
+            "seed": [0, 0, 0, 0, 1, 1, 1, 1],
+            "step": [0, 16, 32, 48] * 2,
+            "pass_at_1": [0.0, 0.2, 0.4, 0.6, 0.1, 0.1, 0.1, 0.4],
+        }
+    )
+    data = C.ClaimData({}, pd.DataFrame(), curves, pd.DataFrame())
+    got = C.seed_values("heldout_pass_at_1", data, "x", ClaimsSpec(heldout_checkpoints=3))
+    assert got.to_dict() == pytest.approx({0: 40.0, 1: 20.0})
+    last = C.seed_values("heldout_pass_at_1", data, "x", ClaimsSpec())
+    assert last.to_dict() == pytest.approx({0: 60.0, 1: 40.0})
+    row = C.ClaimRow("C1-n", "s", "heldout_pass_at_1", "x", "y")
+    assert C.metric_name(row, ClaimsSpec(heldout_checkpoints=3)).endswith("last 3 checkpoints")
+
+
 def test_holm_hand_computed():
     # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
     assert C.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -184,6 +204,7 @@ def test_report_writes_claims_with_the_planted_verdicts(tmp_path, figures, claim
     assert (c4["verdict"] == "holds").all() and (c4["problems"] == claims_tree.problems).all()
     assert (table.loc[table.claim == "C4-s", "verdict"] == "holds").all()
     assert got["C3-ref-cost", "pacs_fixed", "pass@1"].verdict == "not separable"  # same skill
+    assert got["C3-ref-cost-n", "pacs_fixed", "held-out"].interval == C.SEED_T
     assert got["C7", "pacs_beta2", "pass@1"].verdict == "not separable"  # same skill
     ref = table[(table.claim == "C3-ref")].set_index("run_b")
     assert (
@@ -212,7 +233,9 @@ def test_claims_section_is_optional_with_defaults():
     raw = load_config(SCIENCE)
     assert parse_profile({k: v for k, v in raw.items() if k != "claims"}).claims is None
     got = parse_profile({**raw, "claims": {"bootstrap": 10}}).claims
-    assert got == ClaimsSpec(bootstrap=10, seed=0, late_fraction=0.25, smooth=5, large_k=())
+    assert got == ClaimsSpec(
+        bootstrap=10, seed=0, late_fraction=0.25, smooth=5, large_k=(), heldout_checkpoints=1
+    )
     with pytest.raises(ValueError, match="claims.late_fraction"):
         parse_profile({**raw, "claims": {"late_fraction": 0}})
 

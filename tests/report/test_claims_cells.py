@@ -39,16 +39,16 @@ def test_cells_rebuild_every_number_of_the_claims_table(report):
 
 def test_cells_row_count_and_columns(report, claims_tree):
     """C1, C2 (k = n = 8: claims.large_k's 64 exceeds it), C4 (exact: 2 metrics), C4-s (sampled:
-    2 metrics), C3-ref-cost and C7: seeds × problems cells each; C1-n, C3 and C3-ref (2 rows):
-    one cell per seed, problem ''."""
+    2 metrics), C3-ref-cost and C7: seeds × problems cells each; C1-n, C3, C3-ref (2 rows) and
+    C3-ref-cost-n: one cell per seed, problem ''."""
     cells = read_cells(report["tables"] / "claims_cells.csv")
     s, q = len(claims_tree.seeds), claims_tree.problems
     assert list(cells.columns) == CELLS_COLUMNS
-    assert len(cells) == 8 * s * q + 4 * s == 2420
+    assert len(cells) == 8 * s * q + 5 * s == 2425
     per_row = cells.groupby("row").size()
-    assert sorted(per_row.tolist()) == [s] * 4 + [s * q] * 8
+    assert sorted(per_row.tolist()) == [s] * 5 + [s * q] * 8
     seed_level = cells[cells["problem"] == ""]
-    assert len(seed_level) == 4 * s
+    assert len(seed_level) == 5 * s
     kinds = set(seed_level["metric"].str.split(" ").str[0])
     assert kinds == {"token", "held-out"}
     written = {rel for rel, _ in report["log"].written}

@@ -509,6 +509,10 @@ class ClaimsSpec:
     large_k: tuple[PositiveInt, ...] = ()
     """C2 also at these k, besides the largest k the evaluation's n allows (the science
     profile: 64, from n = 256: docs/design.md §10.3); a k above n is left out."""
+    heldout_checkpoints: PositiveInt = 1
+    """C1-n (and C3-ref-cost-n): the in-loop held-out pass@1 of each seed averaged over its
+    last this-many evaluated checkpoints (1: the last step only; the science profile's next
+    study: 3, steps 96, 112 and 128, docs/design.md §10.8)."""
 
 
 @spec
