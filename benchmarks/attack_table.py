@@ -88,7 +88,8 @@ def attacks(token: str) -> list[dict]:
         _attack(
             "truncates every fd, wrong answer",
             "2",
-            "import os\nfor fd in range(3, 64):\n    try:\n        os.ftruncate(fd, 0)\n    except OSError:\n        pass\nprint(8)",
+            "import os\nfor fd in range(3, 64):\n    try:\n        os.ftruncate(fd, 0)\n    except "
+            "OSError:\n        pass\nprint(8)",
             STDIN,
             verdict=("fail",),
         ),
@@ -117,7 +118,8 @@ def attacks(token: str) -> list[dict]:
         _attack(
             "ThreadPoolExecutor(8)",
             "5",
-            "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(8) as p:\n    print(sum(p.map(abs, range(100))))",
+            "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(8) as p:\n "
+            "   print(sum(p.map(abs, range(100))))",
             expect("4950"),
             verdict=("pass",),
         ),
@@ -131,7 +133,9 @@ def attacks(token: str) -> list[dict]:
         _attack(
             "thread bomb",
             "5",
-            "import threading, time\nn = 0\ntry:\n    while n < 5000:\n        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n        n += 1\nexcept RuntimeError:\n    pass\nprint('bounded' if n < 100 else n)",
+            "import threading, time\nn = 0\ntry:\n    while n < 5000:\n        "
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n        n += "
+            "1\nexcept RuntimeError:\n    pass\nprint('bounded' if n < 100 else n)",
             expect("bounded"),
             verdict=("pass",),
         ),
@@ -157,7 +161,8 @@ def _own_attacks(token: str) -> list[dict]:
 
 def _every_fd(text: str) -> str:
     return (
-        f"import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, ({text}).encode() + b'\\n')\n"
+        f"import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, ({text}).encode() + "
+        "b'\\n')\n"
         "    except OSError:\n        pass\n"
     )
 
@@ -187,7 +192,8 @@ def run_one(attack: dict, root: Path, token: str) -> dict:
         "name": attack["name"], "class": attack["class"], "rule": attack["rule"],
         "contained": contained, "verdict": f"{status}: {error[:70]}".rstrip(": "),
         "seconds": round(seconds, 2), "leftovers": leftovers(root, token),
-        "mode": result.details.get("sandbox", "?"), "missing": result.details.get("missing_layers", []),
+        "mode": result.details.get("sandbox", "?"),
+        "missing": result.details.get("missing_layers", []),
     }  # fmt: skip
 
 

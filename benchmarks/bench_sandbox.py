@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         for workers in args.workers:
             new, old = min(times["this tree", workers]), min(times[args.baseline, workers])
-            print(f"workers={workers}: best per-test time {new * 1000:.1f} ms vs {old * 1000:.1f} ms "
-                  f"at {args.baseline}: x{new / old:.2f}")  # fmt: skip
+            print(f"workers={workers}: best per-test time {new * 1000:.1f} ms "
+                  f"vs {old * 1000:.1f} ms at {args.baseline}: x{new / old:.2f}")  # fmt: skip
     return 1 if failed else 0
 
 

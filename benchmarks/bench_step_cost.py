@@ -13,8 +13,10 @@ PACS / GRPO (the paper's claim: PACS costs no more than GRPO; target ≤ 1.05) a
 Then the in-loop held-out evaluation (``eval_pass_at_1``: train.eval_problems × eval_samples),
 before and after, interleaved the same way.
 
-    python benchmarks/bench_step_cost.py --config configs/default.yaml --base results/tiny/models/tiny/base \\
-        --train-data results/tiny/data/synthetic/train.jsonl --eval-data results/tiny/data/synthetic/test.jsonl \\
+    python benchmarks/bench_step_cost.py --config configs/default.yaml --base
+    results/tiny/models/tiny/base \\
+        --train-data results/tiny/data/synthetic/train.jsonl --eval-data
+        results/tiny/data/synthetic/test.jsonl \\
         --steps 10 --threads 1
 """
 
@@ -180,7 +182,8 @@ def report(med: dict, evals: dict, ratio: dict[str, float], out: Path, meta: dic
         print(f"{m:6} {arm:6} " + " ".join(f"{t[k]:14.3f}" for k in KEYS))
     for arm, e in evals.items():
         print(
-            f"in-loop eval {arm:6}: {e['wall']:.3f} s wall, {e['cpu']:.3f} s CPU, pass@1 {e['pass_at_1']:.3f}"
+            f"in-loop eval {arm:6}: {e['wall']:.3f} s wall, {e['cpu']:.3f} s CPU, pass@1 "
+            f"{e['pass_at_1']:.3f}"
         )
     for name, value in ratio.items():
         print(f"{name}: {value:.3f}")

@@ -15,7 +15,8 @@ vLLM runs with the backend's settings for the platform (on CPU: 0.3 of RAM, chun
 ``VLLM_CPU_OMP_THREADS_BIND=auto`` binds its compute to one core and leaves one for the caller on
 a 2-core machine), so HF gets ``--threads`` (default 1) torch threads.
 
-    python benchmarks/bench_vllm_vs_hf.py --work /tmp/bench_vllm --out benchmarks/results/vllm_vs_hf.md
+    python benchmarks/bench_vllm_vs_hf.py --work /tmp/bench_vllm --out
+    benchmarks/results/vllm_vs_hf.md
 
 Run it in the engine env (``make engine-env``: ``.engine-venv/bin/python``).
 """

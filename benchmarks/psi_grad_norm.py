@@ -173,7 +173,8 @@ def per_minibatch_table(records: list[dict]) -> list[str]:
             f"| {statistics.fmean(r['x_std'] for r in rs):.3g} "
             f"| {statistics.fmean(r['psi_std'] for r in rs):.3g} "
             f"| {statistics.median(r['update_norm'] for r in rs):.3g} "
-            f"| {nanmean(r['cos_own'] for r in rs):.3f} | {nanmean(r['cos_first'] for r in rs):.3f} |"
+            f"| {nanmean(r['cos_own'] for r in rs):.3f} | "
+            f"{nanmean(r['cos_first'] for r in rs):.3f} |"
         )
     return lines
 

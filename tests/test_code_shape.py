@@ -15,6 +15,12 @@ LONG_FILES_ALLOWED = {
     # the package, so it cannot be split into modules
     "pacs/rewards/_sandbox_harness.py",
 }
+# Test functions over the limit, each to be split by the owner of its suite; the list may only
+# shrink (an entry that is no longer long fails too).
+LONG_TEST_FUNCTIONS_PENDING = {
+    "engine/test_vllm_eval.py test_a_dead_engine_is_named_and_the_rerun_resumes",
+    "slurm/test_verl_two_nodes.py two_node_run",
+}
 
 
 def long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
@@ -46,6 +52,15 @@ def long_files(root: Path, limit: int = MAX_FILE_LINES, allowed=frozenset()) -> 
 
 def test_no_function_in_src_exceeds_60_lines():
     assert long_functions(SRC) == []
+
+
+def test_no_test_function_exceeds_60_lines():
+    found = {
+        f"{where.split(':')[0]} {rest.split(' ')[0]}"
+        for where, rest in (entry.split(" ", 1) for entry in long_functions(TESTS))
+    }
+    assert found - LONG_TEST_FUNCTIONS_PENDING == set()
+    assert LONG_TEST_FUNCTIONS_PENDING - found == set(), "split: drop it from the pending list"
 
 
 def test_no_file_in_src_exceeds_650_lines():

@@ -1,7 +1,8 @@
-"""The GPU env's lock (envs/gpu/requirements.lock, `make gpu-lock`) still satisfies the project's own
-pins: envs/gpu/requirements.in, pyproject.toml's dependencies and the extras the env installs
+"""The GPU env's lock (envs/gpu/requirements.lock, `make gpu-lock`) still satisfies the project's
+own pins: envs/gpu/requirements.in, pyproject.toml's dependencies and the extras the env installs
 (test, slurm), the override, pacs.preflight's PINNED and environment.yml's Python; every package is
-pinned with a hash, and the flash-attn wheel outside it is a URL with its sha256 for the locked torch
+pinned with a hash, and the flash-attn wheel outside it is a URL with its sha256 for the locked
+torch
 and Python. Reads files only (no network): CI runs it on every change."""
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ TESTED_IN = {
     "loss_modes": "config/test_methods.py",  # the modes both methods and core_algos take
     "fetch": "pipeline/test_fetch.py",  # fetching runs as a stage of the workflow
     "explore": "notebooks",  # the notebook's helpers, tested with the notebook
-    "explore_browser": "notebooks",
     "slurm_profile": "slurm",  # needs the (local) SLURM cluster the slurm tests start
 }
 

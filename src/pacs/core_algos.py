@@ -67,7 +67,8 @@ def _check_1d(name: str, t: torch.Tensor) -> None:
 
 
 def _check_labelled_batch(logp: torch.Tensor, ref_logp: torch.Tensor, labels: torch.Tensor) -> None:
-    """``logp`` is [B, T], ``labels`` one per row, and nothing is NaN (the classification losses)."""
+    """``logp`` is [B, T], ``labels`` one per row, and nothing is NaN (the classification
+    losses)."""
     if logp.dim() != 2:
         raise ValueError(f"logp must be [B, T], got shape {tuple(logp.shape)}")
     _check_1d("labels", labels)
@@ -91,13 +92,15 @@ def masked_sum(x: torch.Tensor, mask: torch.Tensor, dim: int | None = None) -> t
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int | None = None) -> torch.Tensor:
-    """Mean of x over masked positions. x, mask: same shape; returns a scalar or x reduced on ``dim``."""
+    """Mean of x over masked positions. x, mask: same shape; returns a scalar or x reduced on
+    ``dim``."""
     count = mask.to(x.dtype).sum() if dim is None else mask.to(x.dtype).sum(dim=dim)
     return masked_sum(x, mask, dim) / count.clamp(min=1)
 
 
 def masked_whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
-    """(x − mean) / sqrt(var + eps) over masked positions, unbiased var (as verl). x, mask: [B, T]."""
+    """(x − mean) / sqrt(var + eps) over masked positions, unbiased var (as verl).
+    x, mask: [B, T]."""
     mean = masked_mean(x, mask)
     centred = x - mean
     n = mask.to(x.dtype).sum()
@@ -115,8 +118,8 @@ def reward_proxy(
 ) -> torch.Tensor:
     """Eq. 7: r̂_i = β · Σ_t m_it (logp_it − ref_logp_it).
 
-    logp, ref_logp, mask: [B, T]. Returns [B] in at least float32 (bf16 inputs are upcast before the sum,
-    so long responses do not lose the small per-token differences).
+    logp, ref_logp, mask: [B, T]. Returns [B] in at least float32 (bf16 inputs are upcast before
+    the sum, so long responses do not lose the small per-token differences).
     """
     _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
     log_ratio = _at_least_fp32(logp) - _at_least_fp32(ref_logp)
@@ -498,8 +501,8 @@ def value_loss(
     """
     _check_same_shape(values=values, old_values=old_values, returns=returns, mask=mask)
     _check_no_nan(values=values, old_values=old_values, returns=returns)
-    # clamp(V, V_old ± c) rather than V_old + clamp(V − V_old): the latter is not bit-equal to V when
-    # nothing is clipped, which would miscount the clip fraction.
+    # clamp(V, V_old ± c) rather than V_old + clamp(V − V_old): the latter is not bit-equal to V
+    # when nothing is clipped, which would miscount the clip fraction.
     clipped_values = torch.clamp(values, old_values - clip_range, old_values + clip_range)
     unclipped_err = (values - returns) ** 2
     clipped_err = (clipped_values - returns) ** 2
@@ -515,7 +518,8 @@ def value_loss(
 
 
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
-    """Token entropy H = logsumexp(z) − Σ softmax(z)·z. logits: [..., V]; returns [...] (float32)."""
+    """Token entropy H = logsumexp(z) − Σ softmax(z)·z. logits: [..., V]; returns [...]
+    (float32)."""
     logits = _at_least_fp32(logits)
     probs = torch.softmax(logits, dim=-1)
     return torch.logsumexp(logits, dim=-1) - (probs * logits).sum(dim=-1)

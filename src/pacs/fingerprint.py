@@ -33,7 +33,8 @@ class FingerprintMismatch(RuntimeError):
         self.where = str(where)
         self.keys = differing_keys(stored, current)
         super().__init__(
-            f"{where} was written by a run with other settings ({'; '.join(differences(stored, current))}). "
+            f"{where} was written by a run with other settings "
+            f"({'; '.join(differences(stored, current))}). "
             f"{hint}"
         )
 
@@ -83,7 +84,8 @@ NO_FINGERPRINT = "<no fingerprint>"
 
 def differing_keys(stored: dict[str, Any] | None, current: dict[str, Any]) -> list[str]:
     """Dotted setting keys whose values differ (``["lr", "run.method"]``); empty when the
-    fingerprints agree. ``stored`` None, a checkpoint from before fingerprints: ``[NO_FINGERPRINT]``."""
+    fingerprints agree. ``stored`` None, a checkpoint from before fingerprints:
+    ``[NO_FINGERPRINT]``."""
     if stored is None:
         return [NO_FINGERPRINT]
     if stored.get("sha256") == current["sha256"]:

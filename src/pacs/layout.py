@@ -78,7 +78,8 @@ def preflight_file(root: str | Path) -> str:
     return _join(root, "preflight", "compute_node.txt")
 
 
-# ------------------------------------------------------------------------------------ models and runs
+# ------------------------------------------------------------------------------------ models and
+# runs
 
 
 def model_dir(root: str | Path, model: str, stage: str) -> str:

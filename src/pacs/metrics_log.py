@@ -8,12 +8,14 @@ every run of a profile, tiny or paper, under one set of names:
 
 - the tiny engine writes each row as it is made (:class:`MetricsLog`);
 - verl writes its own metric names live through ``trainer.logger`` (``tensorboard`` with
-  ``TENSORBOARD_DIR`` = the same folder, see ``pacs.verl_plugin.launch.overrides``), and when the run is
-  finalised ``metrics.jsonl`` is made from verl's logs with ``verl_keys`` and written again here under
-  the stated tags (:func:`write_event_file`).
+  ``TENSORBOARD_DIR`` = the same folder, see ``pacs.verl_plugin.launch.overrides``), and when the
+  run is finalised ``metrics.jsonl`` is made from verl's logs with ``verl_keys`` and written again
+  here under the stated tags (:func:`write_event_file`).
 
-``logging.backends`` in the config (:class:`pacs.config.LoggingSpec`) picks the backends: ``[tensorboard]`` (the default) or
-``[tensorboard, wandb]``. W&B reads its usual environment (``WANDB_API_KEY``, ``WANDB_MODE=offline``,
+``logging.backends`` in the config (:class:`pacs.config.LoggingSpec`) picks the backends:
+``[tensorboard]`` (the default) or
+``[tensorboard, wandb]``. W&B reads its usual environment (``WANDB_API_KEY``,
+``WANDB_MODE=offline``,
 ``WANDB_ENTITY``); the project is ``pacs-<profile>`` and the run is named like its folder.
 """
 
@@ -53,7 +55,8 @@ def mini_batch_column(stat: str, index: int) -> str:
 
 @dataclass(frozen=True)
 class Metric:
-    """One logged quantity: its ``metrics.jsonl`` field, TensorBoard tag, meaning and verl source."""
+    """One logged quantity: its ``metrics.jsonl`` field, TensorBoard tag, meaning and verl
+    source."""
 
     name: str  # the field in metrics.jsonl / eval_curve.jsonl
     tag: str  # the TensorBoard / W&B key
@@ -65,7 +68,8 @@ class Metric:
     log10_tag: str | None = None
 
 
-# verl keys: verl/trainer/ppo/metric_utils.py, verl/trainer/ppo/v1/trainer_base.py, pacs.verl_plugin.loss.
+# verl keys: verl/trainer/ppo/metric_utils.py, verl/trainer/ppo/v1/trainer_base.py,
+# pacs.verl_plugin.loss.
 TRAIN_METRICS: tuple[Metric, ...] = (
     Metric(
         "reward_mean",

@@ -104,7 +104,8 @@ def software_checks(spec: Profile, profile: dict) -> list[Check]:
     skipped = Check(
         "GPU env pins",
         True,
-        f"not checked: the profile sets verl_device: cpu (a CPU cluster); {others} are the GPU env's",
+        f"not checked: the profile sets verl_device: cpu (a CPU cluster); {others} are the GPU "
+        "env's",
     )
     return [*version_checks({"verl": PINNED["verl"]}), skipped, attention_check(spec)]
 
@@ -214,7 +215,8 @@ def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
         Check(
             f"{rule} time limit",
             ok,
-            f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = {shard.job_minutes:g}",
+            f"profile runtime {runtime} min; shards sized for eval.shard.job_minutes = "
+            f"{shard.job_minutes:g}",
             ""
             if ok
             else f"set set-resources.{rule}.runtime in the profile to at least "
@@ -271,7 +273,8 @@ def node_check(want: tuple[int, int], have: tuple[int, int], where: str) -> Chec
     return Check(
         "GPUs/CPUs per node",
         ok,
-        f"{where}: {have[0]} GPUs, {have[1]} CPUs; training asks {want[0]} GPUs, {want[1]} CPUs per node",
+        f"{where}: {have[0]} GPUs, {have[1]} CPUs; training asks {want[0]} GPUs, {want[1]} CPUs "
+        "per node",
         ""
         if ok
         else "set set-resources.train_verl gres / cpus_per_task in the SLURM profile to "
@@ -400,7 +403,10 @@ def disk_check(spec: Profile, results: Path) -> Check:
     where = next(p for p in (results, *results.parents) if p.exists())
     free = shutil.disk_usage(where).free
     ok = not unknown and free >= need
-    detail = f"checkpoints and merged models need ~{need / 1e12:.1f} TB; {free / 1e12:.1f} TB free at {where}"
+    detail = (
+        f"checkpoints and merged models need ~{need / 1e12:.1f} TB; "
+        f"{free / 1e12:.1f} TB free at {where}"
+    )
     if unknown:
         detail += f"; size unknown for {sorted(set(unknown))} (fetch them first)"
     fix = (

@@ -2,8 +2,8 @@
 no bar per model load or save.
 
 A Snakemake rule sends a stage's stdout and stderr to its log, so a bar there is invisible to the
-person who typed ``make reproduce``. :class:`ConsoleBar` is a tqdm bar in the log that also writes one
-plain line to that person's terminal every ``CONSOLE_EVERY_S`` seconds (whole lines: two jobs
+person who typed ``make reproduce``. :class:`ConsoleBar` is a tqdm bar in the log that also writes
+one plain line to that person's terminal every ``CONSOLE_EVERY_S`` seconds (whole lines: two jobs
 running side by side never overwrite each other's). ``PACS_CONSOLE_PROGRESS=0`` turns the lines off.
 
 transformers 5 draws a "Loading weights" tqdm bar on every ``from_pretrained`` and a "Writing model

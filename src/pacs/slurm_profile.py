@@ -250,7 +250,10 @@ def pending_jobs(workdir: str, run: Runner = subprocess.run) -> dict[str, tuple[
 
 def pending_hint(job: str, reason: str) -> str:
     if "ReqNodeNotAvail" in reason or "NodeDown" in reason:
-        return f"a node it needs is down or drained: `sinfo -R` says why, `scontrol show job {job}` which"
+        return (
+            "a node it needs is down or drained: `sinfo -R` says why, "
+            f"`scontrol show job {job}` which"
+        )
     return f"`scontrol show job {job}` says more"
 
 

@@ -107,11 +107,17 @@ def test_the_issue_cases_fail_at_load():
         ),
         (
             lambda c: c["runs"].update(x={"method": "grpo", "beta": 2.0}),
-            "runs.x.beta: unknown key; valid: method, label, ablation, models, nnodes, loss_agg_mode, clip_ratio, clip_ratio_c",
+            (
+                "runs.x.beta: unknown key; valid: method, label, ablation, models, nnodes, "
+                "loss_agg_mode, clip_ratio, clip_ratio_c"
+            ),
         ),
         (
             lambda c: c["runs"].update(x={"method": "pacs", "ablation": "betas"}),
-            "runs.x.ablation: Input should be 'main', 'beta', 'score', 'weight' or 'ref' (got 'betas')",
+            (
+                "runs.x.ablation: Input should be 'main', 'beta', 'score', 'weight' or 'ref' (got "
+                "'betas')"
+            ),
         ),
         (
             lambda c: c["method_defaults"]["ppo"].update(
@@ -125,7 +131,10 @@ def test_the_issue_cases_fail_at_load():
         ),
         (
             lambda c: c["train"].update(prompts_per_step=5),
-            "train: prompts_per_step=5 must be a multiple of mini_batches=2: mini-batches hold whole groups",
+            (
+                "train: prompts_per_step=5 must be a multiple of mini_batches=2: mini-batches hold "
+                "whole groups"
+            ),
         ),
         (
             lambda c: c["eval"].update(top_p=1.5),
@@ -183,10 +192,17 @@ def test_engine_specific_keys():
     paper["train"]["micro_batch_per_gpu"] = 12
     paper["runs"]["soft"] = {"method": "pacs", "soft_labels": True}
     assert problems(paper, "p.yaml") == [
-        "p.yaml: runs.pacs: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8",
-        "p.yaml: runs.real: REAL keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8",
+        (
+            "p.yaml: runs.pacs: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a "
+            "multiple of train.group_size=8"
+        ),
+        (
+            "p.yaml: runs.real: REAL keeps groups whole: train.micro_batch_per_gpu=12 must be a "
+            "multiple of train.group_size=8"
+        ),
         *[
-            f"p.yaml: runs.{r}: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8"
+            f"p.yaml: runs.{r}: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a "
+            "multiple of train.group_size=8"
             for r in (
                 "pacs_noweight",
                 "pacs_score_grpo",
@@ -195,7 +211,10 @@ def test_engine_specific_keys():
                 "pacs_beta2",
             )
         ],
-        "p.yaml: runs.soft: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a multiple of train.group_size=8",
+        (
+            "p.yaml: runs.soft: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a "
+            "multiple of train.group_size=8"
+        ),
         (
             "p.yaml: runs.soft.soft_labels: the verl engine carries 0/1 labels only "
             "(docs/design.md §2.6); soft labels are supported by the tiny engine only"

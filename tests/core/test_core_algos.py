@@ -1,4 +1,5 @@
-"""Tests of the pure PACS / GRPO / PPO math against hand-computed cases and independent re-derivations."""
+"""Tests of the pure PACS / GRPO / PPO math against hand-computed cases and independent
+re-derivations."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def random_batch(groups=3, group_size=4, T=7, seed=0, dtype=torch.float64):
 
 
 def loop_scores(r_hat: list[float], n: int, method: str) -> list[float]:
-    """ψ by explicit per-group loops, written from docs/design.md §2 without looking at core_algos."""
+    """ψ by explicit per-group loops, written from docs/design.md §2 without looking at
+    core_algos."""
     out = []
     for start in range(0, len(r_hat), n):
         grp = r_hat[start : start + n]

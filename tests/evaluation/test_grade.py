@@ -51,9 +51,6 @@ class FakeResult:
 
 
 def test_grade_cli_with_real_graders(tmp_path, capsys):
-    rewards = pytest.importorskip("pacs.rewards")
-    if not hasattr(rewards, "grade_rows"):
-        pytest.skip("pacs.rewards.grade_rows is not there yet")
     bench = write_jsonl(
         tmp_path / "bench.jsonl",
         [
@@ -111,8 +108,9 @@ def test_grade_cli_with_real_graders(tmp_path, capsys):
     assert "'no_answer': 1" in capsys.readouterr().out
 
 
-def test_grade_plumbing_with_fake_grader(tmp_path, monkeypatch):
-    calls = []
+def fake_code_or_exact_grader(calls: list):
+    """A ``grade_rows`` stand-in: code passes when the response says "ok", math by equality;
+    each call's (rows, workers) appended to ``calls``."""
 
     def fake_grade_rows(rows, responses, workers=2):
         calls.append((len(rows), workers))
@@ -122,19 +120,21 @@ def test_grade_plumbing_with_fake_grader(tmp_path, monkeypatch):
         out = []
         for row, resp in zip(rows, responses):
             if row["task"] == "code":
-                out.append(
-                    FakeResult(
-                        1.0 if "ok" in resp else 0.0,
-                        None,
-                        "ok" if "ok" in resp else "timeout",
-                        {"tests_status": ["pass", "pass"] if "ok" in resp else ["pass", "timeout"]},
-                    )
-                )
+                ok = "ok" in resp
+                tests = ["pass", "pass"] if ok else ["pass", "timeout"]
+                status = "ok" if ok else "timeout"
+                out.append(FakeResult(float(ok), None, status, {"tests_status": tests}))
             else:
                 out.append(FakeResult(float(resp == row["answer"]), resp, "ok"))
         return out
 
-    monkeypatch.setattr("pacs.rewards.grade_rows", fake_grade_rows, raising=False)
+    return fake_grade_rows
+
+
+def test_grade_plumbing_with_fake_grader(tmp_path, monkeypatch):
+    calls = []
+    fake_grade_rows = fake_code_or_exact_grader(calls)
+    monkeypatch.setattr("pacs.rewards.grade_rows", fake_grade_rows)
     bench = write_jsonl(
         tmp_path / "bench.jsonl",
         [
@@ -158,18 +158,8 @@ def test_grade_plumbing_with_fake_grader(tmp_path, monkeypatch):
     )
     out = tmp_path / "graded.jsonl"
     counts = grade.main(
-        [
-            "--samples",
-            str(samples),
-            "--benchmark-file",
-            str(bench),
-            "--out",
-            str(out),
-            "--workers",
-            "3",
-            "--chunk-size",
-            "2",
-        ]
+        ["--samples", str(samples), "--benchmark-file", str(bench), "--out", str(out)]
+        + ["--workers", "3", "--chunk-size", "2"]
     )
     assert calls == [(2, 3), (2, 3)]
     got = read_jsonl(out)

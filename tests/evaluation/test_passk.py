@@ -145,7 +145,6 @@ def test_maj_at_k_through_compute_excludes_no_answer(tmp_path):
 
 
 def test_maj_at_k_for_math_uses_math_normaliser(tmp_path):
-    pytest.importorskip("pacs.rewards.math")
     rows = [graded("p", i, float(e == "5"), e, task="math") for i, e in enumerate(["5", "5", "7"])]
     f = write_jsonl(tmp_path / "graded.jsonl", rows)
     doc, _ = passk.compute(f, benchmark="b", model="m", run="r", seed=0, n_boot=0)
@@ -163,7 +162,6 @@ def test_rational_value_is_an_exact_normal_form():
 
 
 def test_maj_at_k_merges_mathematically_equal_votes(tmp_path):
-    pytest.importorskip("pacs.rewards.math")
     # Gold 1/2. Without merging, "3" (2 votes) beats each spelling of one half (1 vote each)
     # and maj@5 is wrong; merged, one half has 3 votes and wins.
     answers = ["3", "\\frac{1}{2}", "3", "0.5", "1/2"]
@@ -313,6 +311,25 @@ def test_the_share_cut_at_the_token_budget_is_counted(tmp_path):
 # ----------------------------------------------------------------------------- CLI
 
 
+PASSK_JSON_KEYS = [
+    "benchmark",
+    "model",
+    "run",
+    "seed",
+    "n_problems",
+    "n_min",
+    "n_max",
+    "mean_at_n",
+    "pass_at_k",
+    "maj_at_k",
+    "status_counts",
+    "tie_rule",
+    "bootstrap",
+    "finish_counts",
+    "truncated_share",
+]
+
+
 def test_cli_writes_json_and_long_csv(tmp_path):
     rows = [
         graded(f"p{j}", i, float((i + j) % 3 == 0), "ABCD"[(i + j) % 4])
@@ -321,44 +338,12 @@ def test_cli_writes_json_and_long_csv(tmp_path):
     ]
     f = write_jsonl(tmp_path / "graded.jsonl", rows)
     out_json, out_csv = tmp_path / "o" / "passk.json", tmp_path / "o" / "passk.csv"
+    args = "--benchmark gpqa --model tiny --run pacs --seed 1 --bootstrap 100"
     passk.main(
-        [
-            "--graded",
-            str(f),
-            "--out-json",
-            str(out_json),
-            "--out-csv",
-            str(out_csv),
-            "--benchmark",
-            "gpqa",
-            "--model",
-            "tiny",
-            "--run",
-            "pacs",
-            "--seed",
-            "1",
-            "--bootstrap",
-            "100",
-        ]
+        ["--graded", str(f), "--out-json", str(out_json), "--out-csv", str(out_csv)] + args.split()
     )
     doc = json.loads(out_json.read_text())
-    assert list(doc) == [
-        "benchmark",
-        "model",
-        "run",
-        "seed",
-        "n_problems",
-        "n_min",
-        "n_max",
-        "mean_at_n",
-        "pass_at_k",
-        "maj_at_k",
-        "status_counts",
-        "tie_rule",
-        "bootstrap",
-        "finish_counts",
-        "truncated_share",
-    ]
+    assert list(doc) == PASSK_JSON_KEYS
     assert (doc["benchmark"], doc["model"], doc["run"], doc["seed"], doc["bootstrap"]) == (
         "gpqa",
         "tiny",

@@ -245,5 +245,6 @@ def test_a_state_dict_of_another_model_is_refused_by_name(paths_model, tmp_path)
 def test_a_malformed_checkpoint_argument_is_refused(bad, capsys):
     with pytest.raises(SystemExit):
         pe.parse_args(["--benchmark-file", "b", "--model", "m", "--out", "o", "--checkpoint", bad,
-                       "--benchmark", "b", "--model-name", "t", "--run", "r", "--seed", "0"])  # fmt: skip
+                       "--benchmark", "b", "--model-name", "t",
+                       "--run", "r", "--seed", "0"])  # fmt: skip
     assert "STEP=PATH" in capsys.readouterr().err

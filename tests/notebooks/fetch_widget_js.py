@@ -5,7 +5,8 @@ the headless-browser test (test_explore_notebook.py) points the export at local 
 so it runs without internet. This fetches pinned versions with ``npm pack`` (npm checks the
 registry's integrity hash) and keeps the two files:
 
-    python tests/notebooks/fetch_widget_js.py [DIR]     # default: $PACS_WIDGET_JS or ~/.cache/pacs/widget-js
+    python tests/notebooks/fetch_widget_js.py [DIR]     # default: $PACS_WIDGET_JS or
+    ~/.cache/pacs/widget-js
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pieces of the results notebook (pacs.explore, pacs.explore_browser), on hand-made cases."""
+"""The pieces of the results notebook (pacs.explore, pacs.explore.browser), on hand-made cases."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from pacs.config import parse_profile
 from pacs.explore import compare, inferred_config, seed_curves, smooth
-from pacs.explore_browser import (
+from pacs.explore.browser import (
     ALL_PROBLEMS,
     answer_span,
     highlight_answer,

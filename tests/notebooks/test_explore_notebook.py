@@ -394,7 +394,7 @@ def test_the_html_export_shows_the_browsers_first_page_offline(
 
     from nbconvert import HTMLExporter
 
-    from pacs.explore_browser import HIDE_STATIC, STATIC_CLASS
+    from pacs.explore.browser import HIDE_STATIC, STATIC_CLASS
 
     root = tmp_path / "results" / "tiny"
     build_tiny_tree(root)
@@ -416,7 +416,7 @@ def test_the_html_export_shows_the_browsers_first_page_offline(
 def test_displaying_the_browser_shows_the_widget_and_a_static_copy_it_hides(tmp_path, monkeypatch):
     from IPython import display as ipython_display
 
-    from pacs.explore_browser import HIDE_STATIC, STATIC_CLASS, ResponseBrowser
+    from pacs.explore.browser import HIDE_STATIC, STATIC_CLASS, ResponseBrowser
 
     root = tmp_path / "results" / "tiny"
     build_tiny_tree(root)

@@ -164,7 +164,8 @@ def test_paper_gpu_jobs_carry_slurm_gpu_resources(paper_dry_run):
             res = job["resources"]
             assert int(res["gpu"]) >= 1 and res["gpu_model"] == "h200", (rule, res)
             assert "cpus_per_gpu" in res and "runtime" in res and "mem_mb" in res, (rule, res)
-    # Training asks for GPUs per node (--gres), never a job total (tests/verl_plugin/test_slurm_submit.py).
+    # Training asks for GPUs per node (--gres), never a job total
+    # (tests/verl_plugin/test_slurm_submit.py).
     cfg = load_config(REPO / "configs" / "paper.yaml")
     for job in (j for j in paper_dry_run if j["rule"] == "train_verl"):
         res = job["resources"]

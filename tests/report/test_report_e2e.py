@@ -302,8 +302,8 @@ def test_empty_results_write_only_honest_outputs(tmp_path: Path, tiny_config: Pa
     assert "not produced: runs table (table_runs)" in readme
     # base + 3 main runs x 2 seeds + 3 ablation runs = 10 evaluations x 2 benchmarks
     assert (
-        "not produced: pass@k of 20 evaluation(s) the experiment matrix expects (tiny/base/seed0/synthetic, "
-        in readme
+        "not produced: pass@k of 20 evaluation(s) the experiment matrix expects "
+        "(tiny/base/seed0/synthetic, " in readme
     )
 
 
@@ -352,14 +352,9 @@ def test_unknown_runs_are_listed_not_reported(
     assert "not produced: results of run 'mystery'" in (tmp_path / "o" / "README.md").read_text()
 
 
-def test_paper_config_maps_qwen3_models_to_their_tables(tmp_path: Path, repo_root: Path) -> None:
-    """configs/paper.yaml: qwen3_4b sits beside Tables 6/1, qwen3_8b beside Table 2 (same model)."""
-    from pacs.config import load_config
-
-    config = repo_root / "configs" / "paper.yaml"
-    if not config.is_file():
-        pytest.skip(f"{config} not found")
-    cfg = load_config(config)
+def write_qwen3_results(res: Path) -> None:
+    """pass@k of base, pacs and pacs_score_grpo on the paper's five benchmarks, and a Table 3 D,
+    for qwen3_4b and qwen3_8b under the results folder ``res``."""
     ks = [1, 2, 4, 8, 16, 32, 64, 128, 256]
     for model in ("qwen3_4b", "qwen3_8b"):
         for run in ("base", "pacs", "pacs_score_grpo"):
@@ -375,19 +370,22 @@ def test_paper_config_maps_qwen3_models_to_their_tables(tmp_path: Path, repo_roo
                         {"k": k, "value": min(1.0, 0.3 + 0.05 * i)} for i, k in enumerate(ks)
                     ],
                 }
-                path = tmp_path / "res" / "eval" / model / run / "seed0" / bench / "passk.json"
+                path = res / "eval" / model / run / "seed0" / bench / "passk.json"
                 path.parent.mkdir(parents=True)
                 path.write_text(json.dumps(doc))
-        div = tmp_path / "res" / "diversity" / model / "aime25.json"
+        div = res / "diversity" / model / "aime25.json"
         div.parent.mkdir(parents=True)
-        div.write_text(
-            json.dumps(
-                {
-                    "benchmark": "aime25",
-                    "methods": {"grpo": {"D": 0.02, "n_problems": 5, "n_correct": 100}},
-                }
-            )
-        )
+        methods = {"grpo": {"D": 0.02, "n_problems": 5, "n_correct": 100}}
+        div.write_text(json.dumps({"benchmark": "aime25", "methods": methods}))
+
+
+def test_paper_config_maps_qwen3_models_to_their_tables(tmp_path: Path, repo_root: Path) -> None:
+    """configs/paper.yaml: qwen3_4b sits beside Tables 6/1, qwen3_8b beside Table 2 (same model)."""
+    from pacs.config import load_config
+
+    config = repo_root / "configs" / "paper.yaml"
+    cfg = load_config(config)
+    write_qwen3_results(tmp_path / "res")
     main(
         [
             "--config",

@@ -48,8 +48,8 @@ def test_os_fork_bomb_is_blocked():
 
 
 def test_ctypes_fork_bomb_is_contained_and_cleaned_up(private_tmp, leftover_processes):
-    # Bypasses the Python guard: libc fork() directly. The sandbox's pids cgroup (and RLIMIT_NPROC of
-    # its own uid) caps it, and the whole PID namespace dies at the limit.
+    # Bypasses the Python guard: libc fork() directly. The sandbox's pids cgroup (and RLIMIT_NPROC
+    # of its own uid) caps it, and the whole PID namespace dies at the limit.
     bomb = "import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()\n"
     result, elapsed = run(bomb)
     assert result.tests_status == ["timeout"] and elapsed < BOUND

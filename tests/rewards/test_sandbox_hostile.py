@@ -78,7 +78,8 @@ def test_a_forged_done_record_does_not_pass_without_the_function():
     program = (
         "import os\n"
         f"for fd in range(3, 64):\n    for record in {records!r}:\n"
-        "        try:\n            os.write(fd, record)\n        except OSError:\n            pass\n"
+        "        try:\n            os.write(fd, record)\n        except OSError:\n            "
+        "pass\n"
         "os._exit(0)\n"
     )
     result = grade(program, FUNCTIONAL, fn_name="f")
@@ -101,14 +102,16 @@ def test_truncating_every_fd_leaves_a_wrong_answer_wrong():
 
 MEMFD = (
     "held = 0\ntry:\n    for _ in range(17):\n        fd = os.memfd_create('x')\n"
-    "        for _ in range(60):\n            os.write(fd, b'x' * (1 << 20))\n            held += 1\n"
+    "        for _ in range(60):\n            os.write(fd, b'x' * (1 << 20))\n            held += "
+    "1\n"
     "except OSError:\n    pass\n"
 )
 SYSV_SHM = (
     "libc.shmat.restype = ctypes.c_void_p\nheld = 0\nfor _ in range(8):\n"
     "    sid = libc.shmget(0, 128 << 20, 0o1600)\n    if sid < 0:\n        break\n"
     "    addr = libc.shmat(sid, None, 0)\n    if addr in (None, 2 ** 64 - 1):\n        break\n"
-    "    ctypes.memset(addr, 1, 128 << 20)\n    libc.shmdt(ctypes.c_void_p(addr))\n    held += 128\n"
+    "    ctypes.memset(addr, 1, 128 << 20)\n    libc.shmdt(ctypes.c_void_p(addr))\n    held += "
+    "128\n"
 )
 SOCKET_BUFFERS = (
     "held = 0\nchunk = b'x' * 65536\nfor _ in range(2500):\n    pair = (ctypes.c_int * 2)()\n"
@@ -121,7 +124,8 @@ NESTED_USERNS_TMPFS = (  # libc's open and write: past the Python guard, as an a
     "    libc.write(fd, text.encode(), len(text))\n    libc.close(fd)\n"
     "libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self becomes its own to write\n"
     "if libc.unshare(0x10000000 | 0x00020000) == 0:\n"
-    "    put('setgroups', 'deny')\n    put('uid_map', f'0 {uid} 1')\n    put('gid_map', f'0 {gid} 1')\n"
+    "    put('setgroups', 'deny')\n    put('uid_map', f'0 {uid} 1')\n    put('gid_map', f'0 {gid} "
+    "1')\n"
     "    libc.mount(b'none', b'/tmp', b'tmpfs', 0, b'size=1g')\n"
     "    for k in range(8):\n        fd = libc.open(f'/tmp/f{k}'.encode(), 0o101, 0o600)\n"
     "        for _ in range(60):\n            if libc.write(fd, chunk, len(chunk)) != len(chunk):\n"
@@ -156,7 +160,8 @@ def test_the_memory_cgroup_turns_an_overrun_into_a_memory_error():
 
 def test_open_files_are_limited():
     program = (
-        "import os\nfds = []\ntry:\n    while len(fds) < 10000:\n        fds.append(os.open('/dev/null', 0))\n"
+        "import os\nfds = []\ntry:\n    while len(fds) < 10000:\n        "
+        "fds.append(os.open('/dev/null', 0))\n"
         "except OSError:\n    pass\n"
         f"print('limited' if len(fds) < {C.NOFILE} else len(fds))\n"
     )
@@ -177,7 +182,8 @@ def test_without_cgroups_the_program_gets_no_process_and_no_memfd(monkeypatch):
     program = (
         LIBC
         + "pid = libc.fork()\nif pid == 0:\n    libc._exit(0)\n"
-        + "try:\n    os.memfd_create('x')\n    memfd = 'memfd'\nexcept OSError:\n    memfd = 'no memfd'\n"
+        + "try:\n    os.memfd_create('x')\n    memfd = 'memfd'\n"
+        + "except OSError:\n    memfd = 'no memfd'\n"
         + "from concurrent.futures import ThreadPoolExecutor\n"
         + "with ThreadPoolExecutor(8) as pool:\n    total = sum(pool.map(abs, range(100)))\n"
         + "print('no fork' if pid < 0 else 'forked', memfd, total)\n"
@@ -223,7 +229,8 @@ def test_a_huge_output_with_as_many_lines_compares_lazily():
 def test_a_thread_pool_of_eight_runs():
     program = (
         "from concurrent.futures import ThreadPoolExecutor\n"
-        "with ThreadPoolExecutor(8) as pool:\n    print(sum(pool.map(lambda x: x * x, range(100))))\n"
+        "with ThreadPoolExecutor(8) as pool:\n    print(sum(pool.map(lambda x: x * x, "
+        "range(100))))\n"
     )
     for memory_mb in (256, 1024):  # glibc's per-thread arenas once took 64 MB of address space each
         result = grade(program, expect("328350"), memory_mb=memory_mb)

@@ -105,7 +105,8 @@ def tiny_env(tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def train_args(tiny_env):
     """``f(config, out, method="pacs", seed=0, *extra)``: the `python -m pacs.tiny.train` arguments
-    of a run on the session's tiny model and data (one thread); ``out=None`` leaves ``--out`` off."""
+    of a run on the session's tiny model and data (one thread); ``out=None`` leaves ``--out``
+    off."""
 
     def args(config, out, method="pacs", seed=0, *extra) -> list[str]:
         argv = [

@@ -113,7 +113,8 @@ def test_sample_draws_the_tokens_generate_draws(tiny_env, temperature, top_p, n,
 
 
 def test_grouped_kv_attention_matches_repeated_heads():
-    """sdpa over grouped KV heads equals sdpa over heads copied by transformers' repeat_kv, bit for bit."""
+    """sdpa over grouped KV heads equals sdpa over heads copied by transformers' repeat_kv, bit
+    for bit."""
     from transformers.integrations.sdpa_attention import repeat_kv
 
     torch.manual_seed(0)

@@ -34,7 +34,8 @@ def test_loss_covers_the_response_and_eos_only(tiny_env):
         assert int(loss_mask[i].sum()) == n_resp
         assert ids[i, -1].item() == tok.eos_token_id
         assert int(mask[i].sum()) == len(prompt_ids[i]) + n_resp
-    # The SFT loss equals the mean negative log-prob of the response tokens as the RL loop scores them.
+    # The SFT loss equals the mean negative log-prob of the response tokens as the RL loop scores
+    # them.
     model = AutoModelForCausalLM.from_pretrained(tiny_env["base"])
     with torch.no_grad():
         loss = sft_loss(model, ids, mask, loss_mask)

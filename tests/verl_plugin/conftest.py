@@ -73,7 +73,8 @@ SCONTROL_JOB = (
     "JobId={job} JobName=job.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901759 "
     "Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 "
     "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 "
-    "TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-11-24T02:22:26 EligibleTime=2026-11-24T02:22:26 "
+    "TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-11-24T02:22:26 "
+    "EligibleTime=2026-11-24T02:22:26 "
     "AccrueTime=2026-11-24T02:22:26 StartTime=2026-11-24T02:22:27 EndTime=Unknown Deadline=N/A "
     "SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-24T02:22:27 Scheduler=Main "
     "Partition=debug AllocNode:Sid=localhost:3413 ReqNodeList=(null) ExcNodeList=(null) "
@@ -89,7 +90,8 @@ SCONTROL_JOB = (
 SCONTROL_NODE = (
     "NodeName={node} Arch=x86_64 CoresPerSocket=1  CPUAlloc=16 CPUEfctv=16 CPUTot=16 CPULoad=2.85 "
     "AvailableFeatures=(null) ActiveFeatures=(null) Gres=gpu:h200:8 NodeAddr={addr} "
-    "NodeHostName=vm Port=57303 Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
+    "NodeHostName=vm Port=57303 Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 "
+    " "
     "RealMemory=2000000 AllocMem=0 FreeMem=17756 Sockets=16 Boards=1 State=ALLOCATED "
     "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  "
     "BootTime=2026-11-24T02:14:06 SlurmdStartTime=2026-11-24T02:22:20 "
@@ -156,8 +158,10 @@ def scontrol(tmp_path, monkeypatch):
         table = {" ".join(k): v for k, v in answers.items()}
         script = bin_dir / "scontrol"
         script.write_text(
-            f"#!{sys.executable}\nimport json, sys\nt = json.loads({json.dumps(json.dumps(table))})\n"
-            "k = ' '.join(sys.argv[1:])\nsys.stdout.write(t.get(k, ''))\nsys.exit(0 if k in t else 1)\n"
+            f"#!{sys.executable}\nimport json, sys\nt = "
+            f"json.loads({json.dumps(json.dumps(table))})\n"
+            "k = ' '.join(sys.argv[1:])\nsys.stdout.write(t.get(k, ''))\nsys.exit(0 if k in t else "
+            "1)\n"
         )
         script.chmod(script.stat().st_mode | stat.S_IEXEC)
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

@@ -257,7 +257,8 @@ def test_mismatched_weight_settings_are_caught(compose, tmp_path):
 
 
 def test_reward_function_resolves_through_verls_loader(compose, tmp_path):
-    """reward.custom_reward_function -> pacs.rewards.math.compute_score via verl's load_extern_object."""
+    """reward.custom_reward_function -> pacs.rewards.math.compute_score via verl's
+    load_extern_object."""
     from verl.utils.import_utils import load_extern_object
 
     from pacs.rewards.math import compute_score

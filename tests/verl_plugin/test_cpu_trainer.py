@@ -1,4 +1,5 @@
-"""verl 0.9.1's own trainer (PACSTrainerSync via ``python -m pacs.verl_plugin.launch.train``) on CPU.
+"""verl 0.9.1's own trainer (PACSTrainerSync via ``python -m pacs.verl_plugin.launch.train``) on
+CPU.
 
 One real run of the paper-scale code path on the tiny Qwen3 model and the synthetic task: Ray
 worker groups (one gloo rank), HF rollout, ``pacs.rewards.math`` rewards, the PACS loss through
@@ -146,7 +147,8 @@ def test_checkpoint_resume_and_summary(smoke_run):
     ]
     assert [r["step"] for r in rows] == [1, 2, 3]
     assert all(r["time_total"] > 0 and r["grad_norm"] > 0 for r in rows)
-    # the resumed launch ran only step 3: 2 mini-batches x (4 groups / 2 per mini-batch / 1 group per micro)
+    # the resumed launch ran only step 3: 2 mini-batches x (4 groups / 2 per mini-batch / 1 group
+    # per micro)
     assert len(sorted((smoke_run / "dump2").glob("rank0-*.pt"))) == 4
 
 

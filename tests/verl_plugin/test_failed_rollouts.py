@@ -17,7 +17,8 @@ N = 2  # rollout.n
 
 
 class _Store:
-    """Prompt tags ``{uid: {is_prompt, status, global_steps}}`` and trajectory tags ``{uid}_{s}_0``."""
+    """Prompt tags ``{uid: {is_prompt, status, global_steps}}`` and trajectory tags
+    ``{uid}_{s}_0``."""
 
     def __init__(self):
         self.tags: dict[str, dict] = {}

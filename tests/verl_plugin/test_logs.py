@@ -43,7 +43,8 @@ def test_convert_maps_fields_and_merges_attempts(tmp_path):
         + _line(2, **{**STEP, "actor/pg_loss": 0.5})
         + '{"step": 3, "da'
     )
-    # attempt 2 resumed from the step-1 checkpoint: it redoes step 2, then step 3 (GRPO-like: no pacs keys)
+    # attempt 2 resumed from the step-1 checkpoint: it redoes step 2, then step 3 (GRPO-like: no
+    # pacs keys)
     grpo_step = {k: v for k, v in STEP.items() if not k.startswith("actor/pacs")}
     (logs / "attempt-002.jsonl").write_text(
         _line(2, **{**STEP, "actor/pg_loss": 0.4}) + _line(3, **grpo_step, **{"timing_s/ref": 2.0})

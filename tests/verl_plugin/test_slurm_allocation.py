@@ -135,12 +135,15 @@ addr_file, pids = sys.argv[1], sys.argv[2]
 if "--head" in sys.argv:
     open(addr_file, "w").write("192.0.2.2:6399")  # Ray writes the host's IP, not --node-ip-address
 # a daemon-like child with a child of its own (as ray start -> raylet -> workers)
+grandchild = "import time; time.sleep(120)"
 child = subprocess.Popen([sys.executable, "-c",
-    "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); time.sleep(120)"])
+    "import subprocess, sys, time; "
+    f"subprocess.Popen([sys.executable, '-c', {grandchild!r}]); time.sleep(120)"])
 import psutil
 while len(psutil.Process().children(recursive=True)) < 2:
     time.sleep(0.05)
-open(pids, "w").write(" ".join(str(p.pid) for p in [__import__('psutil').Process(), *__import__('psutil').Process().children(recursive=True)]))
+me = psutil.Process()
+open(pids, "w").write(" ".join(str(p.pid) for p in [me, *me.children(recursive=True)]))
 open(pids + ".env", "w").write(os.environ.get("ROCR_VISIBLE_DEVICES", "-"))
 open(pids + ".deadline", "w").write(os.environ.get("RAY_agent_register_timeout_ms", "-"))
 time.sleep(120)

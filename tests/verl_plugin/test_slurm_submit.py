@@ -196,7 +196,10 @@ def expected_ray(model: str, run_dir: Path) -> list[str]:
     """Our Ray srun steps: each node whole (its CPUs and GPUs), Ray under our supervisor."""
     if model == "qwen3_4b":
         return []  # one node: verl starts its own local Ray
-    node = f"{sys.executable} -m pacs.verl_plugin.cluster.ray_node --stop-file={run_dir}/ray-stop-4242 -- start"
+    node = (
+        f"{sys.executable} -m pacs.verl_plugin.cluster.ray_node "
+        f"--stop-file={run_dir}/ray-stop-4242 -- start"
+    )
     res = "--num-cpus=96 --num-gpus=8 --disable-usage-stats --block"
     return [
         (

@@ -1,4 +1,5 @@
-"""verl logs to TensorBoard beside metrics.jsonl, through its own trainer.logger (pacs.metrics_log)."""
+"""verl logs to TensorBoard beside metrics.jsonl, through its own trainer.logger
+(pacs.metrics_log)."""
 
 from __future__ import annotations
 

@@ -377,10 +377,12 @@ FAKE_VERL = """
 import json, os, sys
 log = os.environ["VERL_FILE_LOGGER_PATH"]
 ckpt = [a.split("=", 1)[1] for a in sys.argv if a.startswith("trainer.default_local_dir=")][0]
-start = int(open(os.path.join(ckpt, "latest_checkpointed_iteration.txt")).read()) if os.path.exists(os.path.join(ckpt, "latest_checkpointed_iteration.txt")) else 0
+latest = os.path.join(ckpt, "latest_checkpointed_iteration.txt")
+start = int(open(latest).read()) if os.path.exists(latest) else 0
 with open(log, "w") as f:
     for step in range(start + 1, start + 3):
-        f.write(json.dumps({"step": step, "data": {"timing_s/step": 1.0, "critic/rewards/mean": step / 10}}) + "\\n")
+        data = {"timing_s/step": 1.0, "critic/rewards/mean": step / 10}
+        f.write(json.dumps({"step": step, "data": data}) + "\\n")
 os.makedirs(os.path.join(ckpt, f"global_step_{start + 2}", "actor"), exist_ok=True)
 open(os.path.join(ckpt, "latest_checkpointed_iteration.txt"), "w").write(str(start + 2))
 """

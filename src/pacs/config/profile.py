@@ -272,7 +272,8 @@ def _verl_pacs_problems(p: Profile) -> list[str]:
             continue
         if micro is not None and micro % n:
             problems.append(
-                f"runs.{name}: {traits(run.method).label} keeps groups whole: train.micro_batch_per_gpu={micro} must "
+                f"runs.{name}: {traits(run.method).label} keeps groups whole: "
+                f"train.micro_batch_per_gpu={micro} must "
                 f"be a multiple of train.group_size={n}"
             )
         if getattr(run.method, "soft_labels", False):

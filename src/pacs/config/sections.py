@@ -116,7 +116,8 @@ SYNTHETIC_TASK_KEYS = {
 
 @spec
 class SyntheticSpec:
-    """The synthetic task of the tiny engine: add/subtract word problems (``pacs.data.synthetic.arithmetic``)
+    """The synthetic task of the tiny engine: add/subtract word problems
+    (``pacs.data.synthetic.arithmetic``)
     or the many-paths task (``pacs.data.synthetic.paths``, docs/design.md §10)."""
 
     seed: Int

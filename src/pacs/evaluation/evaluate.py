@@ -2,18 +2,19 @@
 
 ``python -m pacs.evaluation.evaluate --model <hub id or folder> [--config configs/paper.yaml]
 [--benchmarks math500,aime24] [--n N] [--temperature T] [--top-p P] [--max-new-tokens M] [--seed S]
-[--limit K] [--backend hf|vllm] [--[no-]enable-thinking] [--system-prompt TEXT] [--chat-template FILE]
-[--name NAME] [--out DIR] [--paper-model NAME]``
+[--limit K] [--backend hf|vllm] [--[no-]enable-thinking] [--system-prompt TEXT] [--chat-template
+FILE] [--name NAME] [--out DIR] [--paper-model NAME]``
 
 ``python -m pacs.evaluation.evaluate --generations FILE.jsonl --benchmarks aime24 --name NAME``
 grades generations made elsewhere (schema: docs/formats.md, "Bring your own generations"; checked
 by :mod:`pacs.evaluation.external`).
 
-The protocol (benchmarks, n, temperature, top-p, max tokens, seed, backend, engine settings, thinking
-mode) is the profile's (``eval:``, ``prompt:``, ``data.benchmarks``: what the DAG's generate jobs get,
-spelled by :mod:`pacs.evaluation.protocol`), each flag overriding one. A model listed in the
-profile's ``eval.released`` section gets that entry's documented prompt format (system prompt, chat
-template, thinking mode) and its Table 1 name unless flags say otherwise. Each benchmark runs the
+The protocol (benchmarks, n, temperature, top-p, max tokens, seed, backend, engine settings,
+thinking mode) is the profile's (``eval:``, ``prompt:``, ``data.benchmarks``: what the DAG's
+generate jobs get, spelled by :mod:`pacs.evaluation.protocol`), each flag overriding one. A model
+listed in the profile's ``eval.released`` section gets that entry's documented prompt format (system
+prompt, chat template, thinking mode) and its Table 1 name unless flags say otherwise. Each
+benchmark runs the
 DAG's own stages in this process: ``pacs.evaluation.generate`` → ``grade`` → ``passk``, into
 ``<out>/<benchmark>/{samples,graded}.jsonl, passk.json, passk.csv`` (default ``<out>``:
 ``results/<profile>/model_eval/<name>``); the benchmark files are the DAG's
@@ -311,7 +312,8 @@ def remove_stale_temps(out: Path) -> list[Path]:
 
 
 def check_chat_template(plan: Plan) -> None:
-    """Refuse a model whose tokenizer has no chat template when none is given (before generating)."""
+    """Refuse a model whose tokenizer has no chat template when none is given (before
+    generating)."""
     if "--chat-template" in plan.prompt_args:
         return
     from transformers import AutoTokenizer
@@ -482,8 +484,6 @@ def _mixed_counts(plan: Plan, docs: list[dict]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- CLI
-
-ENV_VARIABLES = ("MODEL", "GENERATIONS", "EVAL_CONFIG", "EVAL_ARGS")
 
 
 def argv_from_env(env: dict[str, str]) -> list[str]:

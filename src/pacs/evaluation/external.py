@@ -39,7 +39,8 @@ def _check_row(row: dict, path: Path, line: int, known: dict[str, int], bench: P
     if reason not in ANSWER_FINISH_REASONS:
         raise FormatError(
             f"{path}:{line}: field 'finish_reason' is {reason!r}: not an answer (one of "
-            f"{ANSWER_FINISH_REASONS} expected; a sample the engine failed on must be generated again)"
+            f"{ANSWER_FINISH_REASONS} expected; a sample the engine failed on must be generated "
+            "again)"
         )
     n_tokens = (
         require(row, "n_tokens", (int, type(None)), path, line) if "n_tokens" in row else None

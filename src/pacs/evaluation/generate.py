@@ -2,7 +2,8 @@
 
 ``python -m pacs.evaluation.generate --model DIR --benchmark-file B.jsonl --out samples.jsonl
 --backend {hf,vllm} --n N --temperature T --top-p P --max-new-tokens M --seed S
-[--batch-size SEQS] [--limit K] [--threads T] [--device DEV] [--enable-thinking | --no-enable-thinking]
+[--batch-size SEQS] [--limit K] [--threads T] [--device DEV] [--enable-thinking |
+--no-enable-thinking]
 [--gpu-memory-utilization F] [--max-num-batched-tokens N] [--enable-chunked-prefill | --no-...]``
 
 This module is the runner, the resume logic and the CLI; the backends live in
@@ -11,7 +12,8 @@ vLLM offline inference, seeded per problem, its engine settings and CPU defaults
 :mod:`pacs.evaluation.backends.vllm`).
 
 Prompts are the row's ``prompt`` messages rendered with the model tokenizer's chat template
-(``add_generation_prompt=True``, plus ``enable_thinking`` when given: config ``prompt.enable_thinking``,
+(``add_generation_prompt=True``, plus ``enable_thinking`` when given: config
+``prompt.enable_thinking``,
 the same switch verl's ``data.apply_chat_template_kwargs`` gets in training, so a Qwen3 model is
 evaluated in the mode it was trained in).
 

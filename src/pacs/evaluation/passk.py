@@ -9,7 +9,8 @@ Definitions (a sample is *correct* when its score is 1):
 - **maj@k**: for each problem take its samples in ``sample_idx`` order, keep the first k, and
   vote among their normalised extracted answers; samples without an answer (``extracted`` null
   or status ``no_answer``) cast no vote. Math answers that are mathematically equal vote
-  together (``\\frac{1}{2}``, ``0.5`` and ``1/2`` are one vote key, see :func:`merge_equal_answers`).
+  together (``\\frac{1}{2}``, ``0.5`` and ``1/2`` are one vote key, see
+  :func:`merge_equal_answers`).
   Ties between the top counts go to the answer seen first (lowest ``sample_idx``). The problem
   counts as solved when every one of the first k samples that carry the voted answer is
   correct; with no vote at all it is unsolved.

@@ -135,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     write_json(args.out, doc)
     print(
         f"paths: {args.run} seed {args.seed}: diversity {doc['path_diversity']}, "
-        f"entropy {doc['path_entropy']} over {doc['path_diversity_problems']} problems -> {args.out}"
+        f"entropy {doc['path_entropy']} over {doc['path_diversity_problems']} problems -> "
+        f"{args.out}"
     )
     return doc
 

@@ -1,8 +1,8 @@
 """The evaluation protocol of a profile as ``python -m pacs.evaluation.generate`` flags.
 
 One spelling for the DAG (``workflow/rules/common.smk``: ``generate_args``) and for
-``python -m pacs.evaluation.evaluate`` (``make eval``), so a model evaluated by hand sees exactly the
-sampling settings, engine settings and chat-template switch of the DAG's generate jobs.
+``python -m pacs.evaluation.evaluate`` (``make eval``), so a model evaluated by hand sees exactly
+the sampling settings, engine settings and chat-template switch of the DAG's generate jobs.
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ def shard_range(index: int, shard_size: int | None, n_problems: int) -> range:
 
 
 def read_shard(path: Path, pids: Sequence[str], n: int) -> list[dict]:
-    """The rows of one shard file; raise unless they are exactly ``pids`` × samples 0..n-1, in order."""
+    """The rows of one shard file; raise unless they are exactly ``pids`` × samples 0..n-1, in
+    order."""
     rows = [row for _, row in iter_jsonl(path)]
     expected = [(pid, j) for pid in pids for j in range(n)]
     got = [(row.get("problem_id"), row.get("sample_idx")) for row in rows]

@@ -8,7 +8,7 @@ reads them.
   (:mod:`.curves`);
 - the paper's number stands beside ours where it has one (``pacs.report.paper``; :mod:`.passk`);
 - two methods are compared problem by problem, with a sign test (:mod:`.compare`);
-- :mod:`pacs.explore_browser` pages through the graded responses.
+- :mod:`.browser` pages through the graded responses.
 
 Every figure is per model; nothing is averaged across models. The metric names and labels are
 those of :mod:`pacs.metrics_log`; the folders those of :mod:`pacs.layout`. The notebook reads

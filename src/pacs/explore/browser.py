@@ -34,7 +34,8 @@ GRADED_FILES = f"{layout.eval_dir('', ANY, ANY, ANY, ANY)}/graded.jsonl"
 CSS = """<style>
 .pacs-browser-page {font-family: sans-serif; font-size: 13px; max-width: 1000px}
 .pacs-response {border: 1px solid #ddd; border-radius: 6px; margin: 8px 0; padding: 6px 10px}
-.pacs-response.ok {border-left: 5px solid #2e7d32} .pacs-response.bad {border-left: 5px solid #c62828}
+.pacs-response.ok {border-left: 5px solid #2e7d32}
+.pacs-response.bad {border-left: 5px solid #c62828}
 .pacs-head {color: #444; margin-bottom: 4px} .pacs-head b {color: #000}
 .pacs-response pre {white-space: pre-wrap; margin: 4px 0; font-size: 12px; background: #fafafa}
 .pacs-response mark {background: #fff2a8}

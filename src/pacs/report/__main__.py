@@ -1,4 +1,5 @@
-"""CLI: ``python -m pacs.report --config CONFIG --results results/<profile> --out paper_figures/<profile>``."""
+"""CLI: ``python -m pacs.report --config CONFIG --results results/<profile> --out
+paper_figures/<profile>``."""
 
 from __future__ import annotations
 
@@ -84,14 +85,16 @@ def readme_header(ctx: ReportContext, res) -> list[str]:
         f"# PACS reproduction report: profile `{ctx.profile}`",
         "",
         (
-            f"Written by `python -m pacs.report --config {ctx.config_path} --results {ctx.results_path}` "
+            f"Written by `python -m pacs.report --config {ctx.config_path} --results "
+            f"{ctx.results_path}` "
             f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, by the code of {code_version()}."
         ),
         "",
         f"Inputs read under `{ctx.results_path}`: {counts} (globs: {globs}).",
         "",
         (
-            "Numbers are percentages unless stated (diversity D, seconds). With several seeds a cell is "
+            "Numbers are percentages unless stated (diversity D, seconds). With several seeds a "
+            "cell is "
             "mean ± sample std across seeds, and tables say how many seeds. Rows or bars labelled "
             "'paper' are the paper's own numbers (src/pacs/report/paper_numbers.csv, each cited); "
             "'reference only' marks them where our model is not the paper's, which is not a "

@@ -184,13 +184,15 @@ class ReportContext:
         )
 
     def ablation_note(self, runs: list[RunInfo]) -> str:
-        """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this config does."""
+        """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this
+        config does."""
         mini = self.spec.train.mini_batches
         pacs = [r.spec.method for r in runs if r.traits is not None and r.traits.is_subject]
         resets = sorted({str(m.reference.every) for m in pacs})
         refs = sorted({m.reference.mode for m in pacs})
         head = (
-            "docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is 0, "
+            "docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is "
+            "0, "
             "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
             "Adam and clipping) and the score function has nothing to act on, so β and "
             "score-function ablations are no-ops (measured: bit-identical curves). The paper "

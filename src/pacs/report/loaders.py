@@ -132,7 +132,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _need(obj: dict, key: str, kind: str, where: str, *, nullable: bool = False) -> Any:
+def need(obj: dict, key: str, kind: str, where: str, *, nullable: bool = False) -> Any:
     """``obj[key]`` checked against ``kind`` (str | int | number | rate | list | dict)."""
     if key not in obj:
         raise FormatError(f"{where}: missing field {key!r}")
@@ -161,7 +161,7 @@ def _need(obj: dict, key: str, kind: str, where: str, *, nullable: bool = False)
     return value
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -171,14 +171,14 @@ def _read_json(path: Path) -> dict:
     return obj
 
 
-def _seed_of(dirname: str, path: Path) -> int:
+def seed_of(dirname: str, path: Path) -> int:
     match = _SEED_DIR.match(dirname)
     if not match:
         raise FormatError(f"{path}: folder {dirname!r} should be seed<k> (docs/formats.md)")
     return int(match.group(1))
 
 
-def _agree(path: Path, field_name: str, in_file: Any, in_path: Any) -> None:
+def agree(path: Path, field_name: str, in_file: Any, in_path: Any) -> None:
     if in_file != in_path:
         raise FormatError(
             f"{path}: field {field_name!r} is {in_file!r} but the path says {in_path!r}"
@@ -204,14 +204,14 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
     """
     rel = path.relative_to(root).parts
     model, run, seed_dir, benchmark = rel[1], rel[2], rel[3], rel[-2]
-    seed = _seed_of(seed_dir, path)
-    obj = _read_json(path)
+    seed = seed_of(seed_dir, path)
+    obj = read_json(path)
     where = str(path)
     for key, expected in (("model", model), ("run", run), ("benchmark", benchmark)):
-        _agree(path, key, _need(obj, key, "str", where), expected)
-    _agree(path, "seed", _need(obj, "seed", "int", where), seed)
-    n_problems = _need(obj, "n_problems", "int", where)
-    n_min = _need(obj, "n_min", "int", where)
+        agree(path, key, need(obj, key, "str", where), expected)
+    agree(path, "seed", need(obj, "seed", "int", where), seed)
+    n_problems = need(obj, "n_problems", "int", where)
+    n_min = need(obj, "n_min", "int", where)
     base = {
         "model": model,
         "run": run,
@@ -225,7 +225,7 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
     for metric, required in (("pass_at_k", True), ("maj_at_k", False)):
         if metric not in obj and not required:
             continue
-        entries = _need(obj, metric, "list", where)
+        entries = need(obj, metric, "list", where)
         if required and not entries:
             raise FormatError(f"{path}: field {metric!r} is empty")
         seen: set[int] = set()
@@ -270,15 +270,15 @@ def _passk_entry(entry: Any, name: str, path: Path, seen: set[int]) -> dict[str,
     where = f"{path}: {name}"
     if not isinstance(entry, dict):
         raise FormatError(f"{where}: expected an object with k, value, ci_low, ci_high")
-    k = _need(entry, "k", "int", where)
+    k = need(entry, "k", "int", where)
     if k < 1:
         raise FormatError(f"{where}: field 'k' must be >= 1, got {k}")
     if k in seen:
         raise FormatError(f"{where}: field 'k' = {k} appears twice")
     seen.add(k)
-    value = _need(entry, "value", "rate", where)
-    lo = _need(entry, "ci_low", "rate", where, nullable=True) if "ci_low" in entry else None
-    hi = _need(entry, "ci_high", "rate", where, nullable=True) if "ci_high" in entry else None
+    value = need(entry, "value", "rate", where)
+    lo = need(entry, "ci_low", "rate", where, nullable=True) if "ci_low" in entry else None
+    hi = need(entry, "ci_high", "rate", where, nullable=True) if "ci_high" in entry else None
     return {
         "k": k,
         "value": float(value),
@@ -296,23 +296,23 @@ def load_diversity(paths: list[Path], root: Path) -> pd.DataFrame:
     for path in paths:
         rel = path.relative_to(root).parts  # diversity/<model>/<benchmark>.json
         model, benchmark = rel[1], path.name[: -len(".json")]
-        obj = _read_json(path)
-        _agree(path, "benchmark", _need(obj, "benchmark", "str", str(path)), benchmark)
-        methods = _need(obj, "methods", "dict", str(path))
+        obj = read_json(path)
+        agree(path, "benchmark", need(obj, "benchmark", "str", str(path)), benchmark)
+        methods = need(obj, "methods", "dict", str(path))
         embedder = obj.get("embedder") if isinstance(obj.get("embedder"), str) else ""
         for method, entry in methods.items():
             where = f"{path}: methods.{method}"
             if not isinstance(entry, dict):
                 raise FormatError(f"{where}: expected an object with D, n_problems, n_correct")
-            d = _need(entry, "D", "number", where, nullable=True)
+            d = need(entry, "D", "number", where, nullable=True)
             rows.append(
                 {
                     "model": model,
                     "benchmark": benchmark,
                     "method": method,
                     "D": float("nan") if d is None else float(d),
-                    "n_problems": _need(entry, "n_problems", "int", where),
-                    "n_correct": _need(entry, "n_correct", "int", where),
+                    "n_problems": need(entry, "n_problems", "int", where),
+                    "n_correct": need(entry, "n_correct", "int", where),
                     "embedder": embedder,
                     "file": str(path),
                 }
@@ -347,7 +347,7 @@ def load_pca(paths: list[Path], root: Path) -> pd.DataFrame:
 
 def _run_parts(path: Path, root: Path) -> tuple[str, str, int]:
     rel = path.relative_to(root).parts  # train/<model>/<run>/seed<k>/<file>
-    return rel[1], rel[2], _seed_of(rel[3], path)
+    return rel[1], rel[2], seed_of(rel[3], path)
 
 
 def load_metrics(paths: list[Path], root: Path) -> pd.DataFrame:
@@ -361,10 +361,10 @@ def load_metrics(paths: list[Path], root: Path) -> pd.DataFrame:
                 "model": model,
                 "run": run,
                 "seed": seed,
-                "step": _need(row, "step", "int", where),
+                "step": need(row, "step", "int", where),
             }
             for key in METRIC_FIELDS:
-                value = _need(row, key, "number", where, nullable=True) if key in row else None
+                value = need(row, key, "number", where, nullable=True) if key in row else None
                 out[key] = float("nan") if value is None else float(value)
             rows.append(out)
     return pd.DataFrame(rows, columns=["model", "run", "seed", "step", *METRIC_FIELDS])
@@ -377,15 +377,15 @@ def load_eval_curves(paths: list[Path], root: Path) -> pd.DataFrame:
         model, run, seed = _run_parts(path, root)
         for line, row in iter_jsonl(path, allow_truncated_tail=True):
             where = f"{path}:{line}"
-            bench = _need(row, "benchmark", "str", where) if "benchmark" in row else HELD_OUT
+            bench = need(row, "benchmark", "str", where) if "benchmark" in row else HELD_OUT
             rows.append(
                 {
                     "model": model,
                     "run": run,
                     "seed": seed,
                     "benchmark": bench,
-                    "step": _need(row, "step", "int", where),
-                    "pass_at_1": float(_need(row, "pass_at_1", "rate", where)),
+                    "step": need(row, "step", "int", where),
+                    "pass_at_1": float(need(row, "pass_at_1", "rate", where)),
                     "n_problems": row.get("n_problems"),
                     "n_samples": row.get("n_samples"),
                     "source": "eval_curve.jsonl",

@@ -8,9 +8,9 @@ A row holds, per benchmark, pass@1 and pass@k at the largest k (the benchmark's 
 bootstrap CIs (over problems, from passk.json), and Avg. = the mean pass@1 over Table 1's five math
 benchmarks when all five are present. The Avg.'s CI treats the benchmarks as independent and each
 CI as normal: half-width = sqrt(Σ half-width_b²) / 5 (the per-problem resamples are not in
-passk.json). Where the paper has the model (Table 1, row ``base`` or ``released``), its pass@1 stands
-beside ours with the difference ours − paper and its CI (ours' CI shifted by the paper's number, which
-the paper gives without one).
+passk.json). Where the paper has the model (Table 1, row ``base`` or ``released``), its pass@1
+stands beside ours with the difference ours − paper and its CI (ours' CI shifted by the paper's
+number, which the paper gives without one).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Every file the report writes goes through :class:`OutputLog`: atomic, and remembered for the README.
+"""Every file the report writes goes through :class:`OutputLog`: atomic, and remembered for the
+README.
 
 The README is generated from the list of files actually written, plus the tables and figures
 that were not produced and why. Files from an earlier report run that this run did not write
@@ -73,7 +74,8 @@ class OutputLog:
                     self.removed.append(rel)
 
     def write_readme(self, header: list[str]) -> None:
-        """``README.md``: the header, every file written (itself included), what was not produced."""
+        """``README.md``: the header, every file written (itself included), what was not
+        produced."""
         lines = [*header, "", "## Files", "", "| file | what it is |", "|:---|:---|"]
         entries = [*self.written, ("README.md", "this list, generated from the files written")]
         for rel, description in sorted(entries):

@@ -6,8 +6,8 @@ are percentages except ``diversity_D``. In the pass@k tables the k labels 4, 8, 
 inferred (the copy of the paper lost its column headers), so those rows carry
 ``k_inferred = True``. ``method`` uses our run names: ``base``, ``ppo``, ``grpo``, ``pacs``,
 ``pacs_noweight``, ``pacs_score_grpo``, ``pacs_score_drgrpo``; third-party models of Table 1
-are ``released``. A test cross-checks this file, cell by cell, against a markdown transcription of the
-paper's tables when one is available beside the repository, so transcription errors show.
+are ``released``. A test cross-checks this file, cell by cell, against a markdown transcription of
+the paper's tables when one is available beside the repository, so transcription errors show.
 """
 
 from __future__ import annotations
@@ -154,7 +154,8 @@ class PaperRef:
     same: bool  # True: our model is that paper model (a comparison); False: reference only
 
     def label(self, tables: list[str]) -> str:
-        """Row label such as ``paper (Table 2)`` or ``paper (Qwen3-8B, reference only; Table 2)``."""
+        """Row label such as ``paper (Table 2)`` or ``paper (Qwen3-8B, reference only; Table
+        2)``."""
         src = ", ".join(tables)
         if self.same:
             return f"paper ({src})" if src else "paper"

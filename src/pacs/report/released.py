@@ -24,7 +24,8 @@ NOTES = [
         "with the system prompt its card documents (configs/paper.yaml, eval.released, each cited)."
     ),
     (
-        "CIs: 95 % bootstrap over problems (passk.json); Avg.'s from the five benchmarks' CIs taken "
+        "CIs: 95 % bootstrap over problems (passk.json); Avg.'s from the five benchmarks' CIs "
+        "taken "
         "as independent normals; ours − paper: our CI shifted by the paper's number (the paper "
         "gives none). pass@n is pass@k at k = the samples per problem."
     ),

@@ -21,7 +21,8 @@ class Section:
 
 @dataclass
 class TableDoc:
-    """Everything one report table writes: ``<stem>.csv`` (``data``), ``<stem>.md``, ``<stem>.tex``."""
+    """Everything one report table writes: ``<stem>.csv`` (``data``), ``<stem>.md``,
+    ``<stem>.tex``."""
 
     stem: str
     title: str
@@ -119,7 +120,10 @@ def frame_to_latex(frame: pd.DataFrame) -> str:
 def to_latex(doc: TableDoc) -> str:
     """One ``table`` float per section; caption = title, section heading and caption text."""
     out = [
-        f"% {doc.title} -- written by python -m pacs.report; needs \\usepackage{{booktabs,graphicx}}",
+        (
+            f"% {doc.title} -- written by python -m pacs.report; needs "
+            f"\\usepackage{{booktabs,graphicx}}"
+        ),
         "",
     ]
     for i, section in enumerate(doc.sections):

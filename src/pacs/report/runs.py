@@ -3,13 +3,15 @@ each base model, what was run and what the tables report.
 
 Per run: method, model (and its weights' source), seed, steps planned and done, the checkpoint step
 the tables report, wall time, GPU-hours where known, the commit of the code that trained it and the
-run's config fingerprint (:mod:`pacs.fingerprint`). Sources, all under ``train/<model>/<run>/seed<k>/``:
+run's config fingerprint (:mod:`pacs.fingerprint`). Sources, all under
+``train/<model>/<run>/seed<k>/``:
 ``metrics.jsonl`` (steps done: its last ``step``; the steps' time: the sum of ``time_total``),
 ``summary.json`` (written last: the run finished; the job's own start and end, ``job_started_at``,
 ``job_finished_at`` and ``job_seconds``, which are the wall time; ``commit``, in full with its
 ``+edits`` flag, where the trainer recorded one; the tiny engine's ``fingerprint``; a verl run's
-``command`` holds ``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time × nodes
-× GPUs per node) and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint). A run whose
+``command`` holds ``trainer.nnodes`` and ``trainer.n_gpus_per_node``, so GPU-hours = wall time ×
+nodes × GPUs per node) and ``checkpoints/pacs_fingerprint.json`` (a verl run's fingerprint). A run
+whose
 summary has no job times (written before they were recorded) shows its steps' time, marked "steps
 only": a lower bound that leaves out loading, evaluation and saving. The tiny base's row reads its
 SFT warm-up's ``models/<model>/base/sft_summary.json`` (job times or the SFT loop's
@@ -241,15 +243,19 @@ def table_runs(ctx: ReportContext) -> TableDoc:
     records += [run_record(ctx, m, r, s) for m, r, s in jobs]
     notes = [
         (
-            "Tables report each run's final policy (train/<model>/<run>/seed<k>/model/, saved at its "
-            "last step: 'tables report step'), as the paper reports its runs after App. C's 120 / 320 "
+            "Tables report each run's final policy (train/<model>/<run>/seed<k>/model/, saved at "
+            "its "
+            "last step: 'tables report step'), as the paper reports its runs after App. C's 120 / "
+            "320 "
             "steps; Fig. 3 alone evaluates intermediate checkpoints."
         ),
         (
             "Wall time: from the job's own start to its end (summary.json's job_seconds: loading, "
-            "evaluation and saving included); '(last launch)': the run resumed a checkpoint, earlier "
+            "evaluation and saving included); '(last launch)': the run resumed a checkpoint, "
+            "earlier "
             "launches not counted; '(steps only)': no job times recorded, the sum of the steps' "
-            "time_total (metrics.jsonl), a lower bound. GPU-hours = wall time × the nodes × GPUs per "
+            "time_total (metrics.jsonl), a lower bound. GPU-hours = wall time × the nodes × GPUs "
+            "per "
             "node of its verl command (the tiny engine runs on a CPU). Fingerprint: sha256 of the "
             "settings that decide what is trained (docs/formats.md, 'Resuming and the run "
             "fingerprint'); commit: the trainer's record in full, '+edits' where tracked files "

@@ -28,7 +28,7 @@ from pacs.evaluation.io import FormatError
 from pacs.layout import ANY, SYNTHETIC
 
 from .context import ReportContext
-from .loaders import _agree, _need, _read_json, _seed_of
+from .loaders import agree, need, read_json, seed_of
 from .outputs import OutputLog
 
 EXACT_METRICS = ("entropy", "gini_simpson", "mass")
@@ -49,19 +49,19 @@ def load_path_exact(root: str | Path) -> pd.DataFrame:
 
 def read_path_exact(path: Path, root: Path) -> list[dict[str, Any]]:
     rel = path.relative_to(root).parts  # eval/<model>/<run>/seed<k>/<benchmark>/path_exact.json
-    model, run, seed, benchmark = rel[1], rel[2], _seed_of(rel[3], path), rel[4]
-    doc, where = _read_json(path), str(path)
+    model, run, seed, benchmark = rel[1], rel[2], seed_of(rel[3], path), rel[4]
+    doc, where = read_json(path), str(path)
     for key, expected in (("model", model), ("run", run), ("benchmark", benchmark)):
-        _agree(path, key, _need(doc, key, "str", where), expected)
-    _agree(path, "seed", _need(doc, "seed", "int", where), seed)
+        agree(path, key, need(doc, key, "str", where), expected)
+    agree(path, "seed", need(doc, "seed", "int", where), seed)
     out = []
-    for step, block in _need(doc, "steps", "dict", where).items():
+    for step, block in need(doc, "steps", "dict", where).items():
         if not step.isdigit():
             raise FormatError(f"{path}: steps.{step}: a step must be a non-negative integer")
         at = f"{where}: steps.{step}"
-        for pid, rec in _need(block, "per_problem", "dict", at).items():
+        for pid, rec in need(block, "per_problem", "dict", at).items():
             values = {
-                m: _need(rec, m, "number", f"{at}.per_problem.{pid}", nullable=True)
+                m: need(rec, m, "number", f"{at}.per_problem.{pid}", nullable=True)
                 for m in EXACT_METRICS
             }
             head = {"model": model, "run": run, "seed": seed, "benchmark": benchmark}

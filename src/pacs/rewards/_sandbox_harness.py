@@ -28,8 +28,9 @@ RESULT_FD (the bytes of a functional test's return value). Three processes run:
   message queues, no core files), installs a seccomp filter (no new namespaces of any kind, so
   no nested user namespace regains capabilities; no SysV IPC, keyrings, io_uring, BPF,
   userfaultfd, ptrace; without the parent's cgroups also no child processes and no memfd, so
-  RLIMIT_AS bounds all the memory the program can hold), installs a Python-level guard like LiveCodeBench's ``reliability_guard`` (spawning, signalling,
-  sockets and writes outside /work raise PermissionError; ctypes can bypass it, the kernel layers
+  RLIMIT_AS bounds all the memory the program can hold), installs a Python-level guard like
+  LiveCodeBench's ``reliability_guard`` (spawning, signalling, sockets and writes outside /work
+  raise PermissionError; ctypes can bypass it, the kernel layers
   hold), arms a SIGALRM at the time limit and runs the program.
 
 The root is one tmpfs of ``scratch_mb`` MB (nosuid, nodev) holding read-only binds of /usr (and

@@ -32,7 +32,8 @@ SUPPORTED_VERL = "0.9.1"
 
 
 def verl_version_problem(found: str) -> str | None:
-    """None when ``found`` (``verl.__version__``) is the supported verl, else the message to show."""
+    """None when ``found`` (``verl.__version__``) is the supported verl, else the message to
+    show."""
     if found == SUPPORTED_VERL:
         return None
     return (

@@ -112,14 +112,17 @@ def select_complete_groups(
     if oversized:
         raise ValueError(
             f"group(s) with more than rollout.n={group_size} responses (uid -> count, first 5: "
-            f"{dict(list(oversized.items())[:5])}): multi-output agent loops are not supported by PACS"
+            f"{dict(list(oversized.items())[:5])}): multi-output agent loops are not supported by "
+            "PACS"
         )
     usable = len(complete) - len(complete) % group_multiple
     needed = max(1, math.ceil(min_group_fraction * expected_groups - 1e-9))
     if usable < needed:
         raise ValueError(
-            f"only {usable} of {expected_groups} prompt groups are usable ({len(groups) - len(complete)} "
-            f"incomplete after failed rollouts, {max(0, expected_groups - len(groups))} without any "
+            f"only {usable} of {expected_groups} prompt groups are usable "
+            f"({len(groups) - len(complete)} "
+            f"incomplete after failed rollouts, {max(0, expected_groups - len(groups))} without "
+            "any "
             f"response, {len(complete)} complete, kept in multiples of "
             f"{group_multiple} groups per mini-batch); need at least {needed} "
             f"(algorithm.pacs.min_group_fraction={min_group_fraction})"
@@ -162,7 +165,8 @@ def group_balanced_order(
     groups = groups_by_uid(keys, group_size)
     if len(groups) % dp_size != 0:
         raise ValueError(
-            f"{len(groups)} prompt groups cannot be split evenly over {dp_size} data-parallel ranks; "
+            f"{len(groups)} prompt groups cannot be split evenly over {dp_size} data-parallel "
+            "ranks; "
             "choose data.train_batch_size as a multiple of the dp size"
         )
     workload = calculate_workload(torch.as_tensor(list(seq_lens), dtype=torch.int64))

@@ -14,8 +14,8 @@ module registers, through verl's own registries:
   after every update (verl's "naive" colocated weight sync).
 
 ``register()`` runs when this module is imported, which ``pacs.verl_plugin.register`` does on every
-``import verl`` (driver and Ray workers); it is idempotent. Nothing here changes verl's files or objects other than adding these
-registry entries.
+``import verl`` (driver and Ray workers); it is idempotent. Nothing here changes verl's files or
+objects other than adding these registry entries.
 """
 
 from __future__ import annotations
@@ -82,7 +82,6 @@ class HFServer:
         self.generator_seed = int(self.config.seed) + replica_rank
         torch.manual_seed(self.generator_seed)
         self.global_steps: int | None = None
-        self.weight_updates = 0
         self._lock = asyncio.Lock()
 
     async def ready(self) -> str:
@@ -103,7 +102,6 @@ class HFServer:
             with torch.no_grad():
                 for name, tensor in state_dict.items():
                     own[name].copy_(tensor)
-            self.weight_updates += 1
             return len(state_dict)
 
     def _tied(self, name: str) -> bool:

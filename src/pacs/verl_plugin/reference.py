@@ -8,8 +8,8 @@
   engine uses too). K = 1 equals ``rollout`` plus a fresh optimizer every step.
 - ``fixed``: the reference model stays the initial model.
 
-verl has no reset hook (docs/design.md §5), so ``pacs.verl_plugin.worker`` adds one; this module holds the
-parts that do not need a GPU or a process group, so they can be tested on CPU.
+verl has no reset hook (docs/design.md §5), so ``pacs.verl_plugin.worker`` adds one; this module
+holds the parts that do not need a GPU or a process group, so they can be tested on CPU.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def copy_parameters(src: torch.nn.Module, dst: torch.nn.Module) -> int:
         only_src = sorted(src_params.keys() - dst_params.keys())[:5]
         only_dst = sorted(dst_params.keys() - src_params.keys())[:5]
         raise RuntimeError(
-            f"actor and reference parameters differ: only in actor {only_src}, only in ref {only_dst}"
+            f"actor and reference parameters differ: only in actor {only_src}, only in ref "
+            f"{only_dst}"
         )
     with torch.no_grad():
         for name, dst_param in dst_params.items():

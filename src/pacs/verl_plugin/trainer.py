@@ -95,11 +95,13 @@ def check_batch_geometry(
     problems = []
     if train_batch_size % mini_batch_size:
         problems.append(
-            f"data.train_batch_size={train_batch_size} % actor.ppo_mini_batch_size={mini_batch_size} != 0"
+            f"data.train_batch_size={train_batch_size} % "
+            f"actor.ppo_mini_batch_size={mini_batch_size} != 0"
         )
     if mini_batch_size % dp_size:
         problems.append(
-            f"actor.ppo_mini_batch_size={mini_batch_size} % dp_size={dp_size} != 0 (a rank would split a group)"
+            f"actor.ppo_mini_batch_size={mini_batch_size} % dp_size={dp_size} != 0 (a rank would "
+            "split a group)"
         )
     elif not use_dynamic_bsz:
         if not micro_batch_groups:
@@ -381,7 +383,8 @@ class PACSTrainerSync(PPOTrainerSync):
             # The reference weights are not checkpointed; after a resume the closest available
             # reference is the resumed actor. The restored optimizer state is kept.
             logger.warning(
-                "resumed at step %d inside a reference period (K=%d): reference set to the resumed actor",
+                "resumed at step %d inside a reference period (K=%d): reference set to the resumed "
+                "actor",
                 self.global_steps,
                 self.ref_settings.every,
             )

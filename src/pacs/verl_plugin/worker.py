@@ -166,8 +166,10 @@ class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
         optimizer state (the paper's reset). Returns counts for the driver's log."""
         if self.actor is None or self.ref is None:
             raise RuntimeError(
-                f"reset_reference needs both actor and ref engines in this worker (role {self.role!r}); "
-                "the pacs_sync trainer builds role actor_rollout_ref when algorithm.pacs.ref != rollout"
+                "reset_reference needs both actor and ref engines in this worker (role "
+                f"{self.role!r}); "
+                "the pacs_sync trainer builds role actor_rollout_ref when algorithm.pacs.ref != "
+                "rollout"
             )
         actor_engine, ref_engine = self.actor.engine, self.ref.engine
         n_params = copy_parameters(actor_engine.module, ref_engine.module)

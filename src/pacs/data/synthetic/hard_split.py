@@ -1,6 +1,7 @@
 """The stage that writes the paths task's hard held-out split (docs/design.md §10.1).
 
-``python -m pacs.data.synthetic.hard_split --splits-dir data/synthetic --out data/eval/synthetic_hard.jsonl
+``python -m pacs.data.synthetic.hard_split --splits-dir data/synthetic --out
+data/eval/synthetic_hard.jsonl
 --seed 1234 --n 88 --terms 3 --min-operand 36 --max-operand 50 --min-carries 3``
 
 The rows are :func:`pacs.data.synthetic.paths.make_hard_split`'s, none with the problem text of a

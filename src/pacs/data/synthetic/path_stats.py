@@ -25,7 +25,8 @@ def plugin_entropy(counts: Sequence[int]) -> float:
 
 
 def pairwise_disagreement(counts: Sequence[int]) -> float:
-    """Fraction of the m(m-1)/2 unordered pairs whose paths differ (m >= 2): unbiased Gini-Simpson."""
+    """Fraction of the m(m-1)/2 unordered pairs whose paths differ (m >= 2): unbiased
+    Gini-Simpson."""
     m = sum(counts)
     if m < 2:
         raise ValueError(f"pairwise_disagreement: need m >= 2 observations, got {m}")

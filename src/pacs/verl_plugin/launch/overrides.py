@@ -37,7 +37,8 @@ REWARD_FN_NAME = "compute_score"
 PACS_LOSS_CONFIG = "pacs.verl_plugin.loss.PACSPolicyLossConfig"
 REAL_LOSS_CONFIG = "pacs.verl_plugin.loss.REALPolicyLossConfig"
 # DAPO's group filter reads the verifier's score from reward_extra_info (pacs.rewards.math's
-# compute_score returns {"score", ...}; the dapo reward manager adds its penalty to the reward only).
+# compute_score returns {"score", ...}; the dapo reward manager adds its penalty to the reward
+# only).
 DAPO_FILTER_METRIC = "score"
 SUM_NORM = "seq-mean-token-sum-norm"
 # verl 0.9.1 always dual-clips (it asserts clip_ratio_c > 1), so a spec's null (no cap) becomes a
@@ -203,7 +204,8 @@ def _trainer(
 
 def _logging(p: Profile, paths: RunPaths) -> dict:
     """verl's loggers (``verl.logger`` plus ``logging.backends``), its tensorboard logger's folder
-    beside metrics.jsonl (read by the trainer, a Ray actor) and no weight-loading bars in workers."""
+    beside metrics.jsonl (read by the trainer, a Ray actor) and no weight-loading bars in
+    workers."""
     env = "+ray_kwargs.ray_init.runtime_env.env_vars."
     return {
         "trainer.logger": list(dict.fromkeys([*p.verl.logger, *p.logging.backends])),

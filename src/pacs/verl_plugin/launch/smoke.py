@@ -1,6 +1,8 @@
-"""The verl smoke chain (``make verl-smoke``): verl 0.9.1's own trainer on the tiny model, end to end.
+"""The verl smoke chain (``make verl-smoke``): verl 0.9.1's own trainer on the tiny model, end to
+end.
 
-    python -m pacs.verl_plugin.launch.smoke --config configs/verl_smoke.yaml --out results/verl_smoke \
+    python -m pacs.verl_plugin.launch.smoke --config configs/verl_smoke.yaml --out
+    results/verl_smoke \
         [--rollout hf|vllm] [--device auto|cpu|cuda] [-- extra Hydra overrides for both launches]
 
 Parts, each a subprocess of the same Python, timed:

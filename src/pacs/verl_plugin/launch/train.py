@@ -200,7 +200,8 @@ def resume_point(ckpt_dir: Path) -> int | None:
         if step_dirs:
             raise RuntimeError(
                 f"{ckpt_dir} holds {step_dirs} but no {TRACKER}: verl would silently start over. "
-                "The last save was probably interrupted; remove the incomplete folder(s) or pass --restart."
+                "The last save was probably interrupted; remove the incomplete folder(s) or pass "
+                "--restart."
             )
         return None
     step = int(tracker.read_text().strip())
