@@ -125,7 +125,7 @@ smoke: setup
 
 ## Any checkpoint on a profile's evaluation protocol (default: the paper's), through the DAG's own
 ## generate -> grade -> pass@k stages, and its Table-1-style row beside the paper's numbers
-## (python -m pacs.evaluation.evaluate --help; results/<profile>/model_eval/<name>/row.md):
+## (python -m pacs.model_eval --help; results/<profile>/model_eval/<name>/row.md):
 ##   make eval MODEL=Qwen/Qwen3-8B                       # a hub id, or a local folder
 ##   make eval MODEL=results/tiny/models/tiny/base EVAL_CONFIG=configs/default.yaml
 ##   make eval MODEL=<m> EVAL_ARGS="--benchmarks aime24,aime25 --n 32 --no-enable-thinking"
@@ -134,7 +134,7 @@ EVAL_CONFIG ?= configs/paper.yaml
 EVAL_ARGS   ?=
 eval: setup
 	@# MODEL, GENERATIONS, EVAL_CONFIG, EVAL_ARGS reach Python through the environment, never the shell.
-	$(BIN)/python -m pacs.evaluation.evaluate --from-env
+	$(BIN)/python -m pacs.model_eval --from-env
 
 ## The paper's claims tested at small scale on the many-paths task (docs/design.md §10): PACS (two
 ## references) and GRPO, 8 paired seeds x 128 steps; results/science, paper_figures/science (tables/claims.md).

@@ -1,8 +1,9 @@
-"""The package's import graph has no circle.
+"""The package's import graph has no circle, and its units sit in declared layers.
 
-Every ``import``/``from ... import`` of a ``pacs`` module counts, at module level or inside a
-function (a lazy import is still a dependency), except under ``if TYPE_CHECKING:`` (annotations
-only, never run). The graph is read with ``ast``, and stdlib ``graphlib`` finds a cycle.
+Every ``import``/``from ... import`` of a ``pacs`` module counts, at module level, inside a
+function (a lazy import is still a dependency) or under ``if TYPE_CHECKING:`` (a circle of
+annotations is still a circle: a protocol breaks it). The graph is read with ``ast``, and stdlib
+``graphlib`` finds a cycle.
 """
 
 from __future__ import annotations
@@ -14,6 +15,20 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+# The package's units (top-level modules and subpackages; ``pacs`` is the package's own
+# ``__init__``), lowest layer first. A unit imports only units of LOWER layers, never one beside
+# it or above it (docs/design.md §3).
+LAYERS: list[tuple[str, set[str]]] = [
+    ("foundations", {"pacs", "io", "layout", "loss_modes", "progress"}),
+    ("math, methods, rewards", {"core_algos", "methods", "rewards", "fingerprint", "fetch"}),
+    ("config and data", {"config", "data"}),
+    ("metric names", {"metrics_log"}),
+    ("the CPU engine", {"tiny"}),
+    ("evaluation stages", {"evaluation"}),
+    ("report and the verl engine", {"report", "verl_plugin"}),
+    ("drivers", {"model_eval", "explore", "preflight", "slurm_profile"}),
+]
 
 
 def module_names(src: Path) -> dict[str, Path]:
@@ -27,23 +42,13 @@ def module_names(src: Path) -> dict[str, Path]:
     return names
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def imported_names(tree: ast.AST, package: str) -> list[str]:
-    """Dotted names a module imports, TYPE_CHECKING aside. ``from a import b`` gives ``a.b``: the
+    """Dotted names a module imports, anywhere. ``from a import b`` gives ``a.b``: the
     module ``a.b`` when there is one, else (a name defined in ``a``) it resolves to ``a``."""
     found: list[str] = []
     todo = [tree]
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            todo.extend(node.orelse)
-            continue
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -80,6 +85,49 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def unit_of(module: str) -> str:
+    """``pacs.a.b`` -> ``a``; the package itself -> ``pacs``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_violations(graph: dict[str, set[str]], layers: list[tuple[str, set[str]]]) -> list[str]:
+    """``a -> b (module -> module)`` for every import of a unit that is not in a lower layer."""
+    rank = {unit: i for i, (_, units) in enumerate(layers) for unit in units}
+    found = []
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            a, b = unit_of(module), unit_of(dep)
+            if a != b and not rank[b] < rank[a]:
+                found.append(f"{a} -> {b} ({module} -> {dep})")
+    return found
+
+
+def test_every_unit_has_one_layer():
+    units = {unit_of(m) for m in import_graph(SRC)}
+    declared = [u for _, layer in LAYERS for u in layer]
+    assert len(declared) == len(set(declared))
+    assert units == set(declared)
+
+
+def test_units_import_only_lower_layers():
+    assert layer_violations(import_graph(SRC), LAYERS) == []
+
+
+def test_a_layer_violation_is_named(tmp_path):
+    pkg = tmp_path / "pacs"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "__init__.py").write_text("from pacs import high\n")
+    (pkg / "high.py").write_text("from pacs.low import x\n")
+    (pkg / "side.py").write_text("import pacs.high\n")
+    layers = [("low", {"pacs", "low"}), ("high", {"high", "side"})]
+    assert layer_violations(import_graph(tmp_path), layers) == [
+        "low -> high (pacs.low -> pacs.high)",
+        "side -> high (pacs.side -> pacs.high)",
+    ]
+
+
 def test_the_pacs_import_graph_has_no_circle():
     graph = import_graph(SRC)
     assert len(graph) > 50  # the scan found the package
@@ -96,7 +144,7 @@ def test_a_circle_is_found_even_through_a_lazy_import(tmp_path):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pacs import a\n"
     )
     graph = import_graph(tmp_path)
-    assert graph["pacs.c"] == set()  # annotations only
+    assert graph["pacs.c"] == {"pacs.a"}  # annotations count too
     cycle = find_cycle(graph)
     assert cycle is not None and set(cycle) == {"pacs.a", "pacs.b"}
 

@@ -20,6 +20,7 @@ TESTED_IN = {
     "methods": "config/test_methods.py",  # the method specs are read as part of the config
     "loss_modes": "config/test_methods.py",  # the modes both methods and core_algos take
     "fetch": "pipeline/test_fetch.py",  # fetching runs as a stage of the workflow
+    "model_eval": "evaluation",  # `make eval` drives the evaluation stages; tested beside them
     "explore": "notebooks",  # the notebook's helpers, tested with the notebook
     "slurm_profile": "slurm",  # needs the (local) SLURM cluster the slurm tests start
 }

@@ -1,4 +1,4 @@
-"""``make eval`` (python -m pacs.evaluation.evaluate): bad input refused by name, the protocol from
+"""``make eval`` (python -m pacs.model_eval): bad input refused by name, the protocol from
 the profile with overrides, resuming, released models' prompt formats, and (slow) the same row as
 the DAG for the same tiny checkpoint."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pacs.evaluation import evaluate, grade
+from pacs import model_eval as evaluate
+from pacs.evaluation import grade
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "smoke.yaml"

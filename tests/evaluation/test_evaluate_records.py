@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.evaluation import evaluate
+from pacs import model_eval as evaluate
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = str(REPO / "configs" / "smoke.yaml")
@@ -168,7 +168,7 @@ def test_make_eval_values_reach_python_as_arguments(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert "touch INJECTED" not in dry.stdout + dry.stderr
-    assert "pacs.evaluation.evaluate --from-env" in dry.stdout
+    assert "pacs.model_eval --from-env" in dry.stdout
     assert not (REPO / "INJECTED").exists()
 
 

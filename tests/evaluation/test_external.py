@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.evaluation import evaluate
+from pacs import model_eval as evaluate
 from pacs.evaluation.external import convert, read_foreign
 from pacs.evaluation.io import FormatError
 

@@ -4,12 +4,10 @@ and the report expects (``Profile.matrix``)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from pacs.layout import SYNTHETIC
-
-if TYPE_CHECKING:
-    from pacs.config.profile import Profile
 
 BASE_RUN = "base"  # the model before RL, evaluated as run "base", seed 0
 RELEASED_RUN = "released"  # a third-party model of Table 1 (eval.released), evaluated as is
@@ -17,11 +15,26 @@ RELEASED_RUN = "released"  # a third-party model of Table 1 (eval.released), eva
 TABLE1_BENCHMARKS = ("math500", "amc23", "aime24", "aime25", "beyondaime")
 
 
+class MatrixSource(Protocol):
+    """What the matrix reads of a profile (:class:`pacs.config.profile.Profile` is one); a
+    protocol, so this module does not import the profile that imports it."""
+
+    runs: Mapping[str, Any]
+    models: Mapping[str, Any]
+    data: Any
+    eval: Any
+    train: Any
+    study: Any
+    engine: str
+
+    def seeds_of(self, run: Any) -> Any: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Matrix:
     """The experiment matrix of a profile: every job the DAG builds and the report expects."""
 
-    spec: Profile
+    spec: MatrixSource
 
     def run_models(self, run: str) -> list[str]:
         """Models a run trains on: its ``models`` (in profile order), else every model."""

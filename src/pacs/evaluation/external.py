@@ -1,6 +1,6 @@
 """Generations made elsewhere (another harness, the official scripts' output), checked and put in
 our ``samples.jsonl`` form, so that our grader and pass@k score them (docs/formats.md, "Bring your
-own generations"; ``python -m pacs.evaluation.evaluate --generations FILE --benchmarks B``).
+own generations"; ``python -m pacs.model_eval --generations FILE --benchmarks B``).
 
 One JSON object per line: ``problem_id`` (str, one of the benchmark file's), ``sample_idx`` (int,
 0..n-1 within its problem), ``response`` (str, the text after the prompt); optional

@@ -1,7 +1,7 @@
 """The evaluation protocol of a profile as ``python -m pacs.evaluation.generate`` flags.
 
 One spelling for the DAG (``workflow/rules/common.smk``: ``generate_args``) and for
-``python -m pacs.evaluation.evaluate`` (``make eval``), so a model evaluated by hand sees exactly
+``python -m pacs.model_eval`` (``make eval``), so a model evaluated by hand sees exactly
 the sampling settings, engine settings and chat-template switch of the DAG's generate jobs.
 """
 

@@ -1,6 +1,6 @@
 """One model's Table-1-style row from its ``passk.json`` files, beside the paper's numbers.
 
-Used by ``python -m pacs.evaluation.evaluate`` (``make eval``: any checkpoint on the paper's
+Used by ``python -m pacs.model_eval`` (``make eval``: any checkpoint on the paper's
 protocol) and by the report's released-models table (Table 1's open models, evaluated by the DAG):
 both read the passk.json documents the same generate → grade → pass@k stages wrote.
 

@@ -1,11 +1,11 @@
 """Any causal LM on a profile's evaluation protocol, or generations made elsewhere: ``make eval``.
 
-``python -m pacs.evaluation.evaluate --model <hub id or folder> [--config configs/paper.yaml]
+``python -m pacs.model_eval --model <hub id or folder> [--config configs/paper.yaml]
 [--benchmarks math500,aime24] [--n N] [--temperature T] [--top-p P] [--max-new-tokens M] [--seed S]
 [--limit K] [--backend hf|vllm] [--[no-]enable-thinking] [--system-prompt TEXT] [--chat-template
 FILE] [--name NAME] [--out DIR] [--paper-model NAME]``
 
-``python -m pacs.evaluation.evaluate --generations FILE.jsonl --benchmarks aime24 --name NAME``
+``python -m pacs.model_eval --generations FILE.jsonl --benchmarks aime24 --name NAME``
 grades generations made elsewhere (schema: docs/formats.md, "Bring your own generations"; checked
 by :mod:`pacs.evaluation.external`).
 
@@ -504,7 +504,7 @@ def argv_from_env(env: dict[str, str]) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m pacs.evaluation.evaluate",
+        prog="python -m pacs.model_eval",
         description="Evaluate any causal LM (or grade generations made elsewhere) on a profile's "
         "evaluation protocol, and print its Table-1-style row beside the paper's numbers.",
     )
@@ -582,17 +582,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             argv = argv_from_env(dict(os.environ))
         except EvalError as err:
-            print(f"pacs.evaluation.evaluate: error: {err}", file=sys.stderr)
+            print(f"pacs.model_eval: error: {err}", file=sys.stderr)
             return 2
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         text = run(args)
     except (EvalError, FormatError, FileNotFoundError) as err:
-        print(f"pacs.evaluation.evaluate: error: {err}", file=sys.stderr)
+        print(f"pacs.model_eval: error: {err}", file=sys.stderr)
         return 2
     except EngineDied as err:  # vLLM's engine died: the message says what to change; reruns resume
-        print(f"pacs.evaluation.evaluate: {err}", file=sys.stderr)
+        print(f"pacs.model_eval: {err}", file=sys.stderr)
         return 3
     print(text)
     return 0
