@@ -162,6 +162,16 @@ def group_scores(x: torch.Tensor, group_size: int, score: str = "rloo") -> torch
     return _SCORE_FUNCTIONS[score](x.reshape(groups, group_size)).reshape(-1)
 
 
+def mixed_groups(labels: torch.Tensor, group_size: int) -> torch.Tensor:
+    """[B] labels (binarised at 0.5), contiguous groups -> [G] bool: the group holds both labels.
+    The one statement of a mixed group: PACS's class weights differ from 1 only there, DAPO's
+    dynamic sampling keeps these, REAL drops the others."""
+    _check_1d("labels", labels)
+    groups = _check_group_size(labels.shape[0], group_size)
+    n_pos = (labels >= 0.5).reshape(groups, group_size).sum(dim=1)
+    return (n_pos > 0) & (n_pos < group_size)
+
+
 def balanced_weights(labels: torch.Tensor, group_size: int) -> torch.Tensor:
     """Class-balanced weights per group (§3.5, official ``weight_mode=question``).
 
@@ -177,7 +187,7 @@ def balanced_weights(labels: torch.Tensor, group_size: int) -> torch.Tensor:
     n_pos = hard.sum(dim=1, keepdim=True).to(count_dtype)
     n_neg = group_size - n_pos
     same_label_count = torch.where(hard, n_pos, n_neg)
-    mixed = (n_pos > 0) & (n_neg > 0)
+    mixed = mixed_groups(labels, group_size).unsqueeze(1)  # [G, 1]
     weights = torch.where(
         mixed, group_size / (2.0 * same_label_count), torch.ones_like(same_label_count)
     )
@@ -188,10 +198,7 @@ def mixed_group_fraction(labels: torch.Tensor, group_size: int) -> float:
     """Fraction of groups holding both labels, counted as :func:`balanced_weights` counts them
     (soft labels binarised at 0.5): the groups whose class weights differ from 1. Logged as
     ``mixed_frac`` by both engines. labels: [B], contiguous groups."""
-    _check_1d("labels", labels)
-    groups = _check_group_size(labels.shape[0], group_size)
-    n_pos = (labels >= 0.5).reshape(groups, group_size).sum(dim=1)
-    return ((n_pos > 0) & (n_pos < group_size)).float().mean().item()
+    return mixed_groups(labels, group_size).float().mean().item()
 
 
 def pacs_loss(
@@ -314,7 +321,7 @@ def agg_loss(
 
 
 # --------------------------------------------------------------------------------------------
-# PPO pieces
+# PPO pieces: the clipped surrogate, GAE and the clipped value loss
 # --------------------------------------------------------------------------------------------
 
 
@@ -361,98 +368,6 @@ def ppo_policy_loss(
             "clipfrac": masked_mean((clipped > unclipped).float(), mask).item(),
             "ppo_kl": masked_mean(-log_ratio, mask).item(),
             "clipfrac_lower": masked_mean((losses < clipped_once).float(), mask).item(),
-        }
-    return loss, stats
-
-
-# --------------------------------------------------------------------------------------------
-# DAPO pieces (Yu et al. 2025, arXiv 2503.14476): dynamic sampling's group filter, overlong penalty
-# --------------------------------------------------------------------------------------------
-
-
-def mixed_groups(labels: torch.Tensor, group_size: int) -> torch.Tensor:
-    """[B] labels (binarised at 0.5), contiguous groups -> [G] bool: the group holds both labels
-    (DAPO's dynamic sampling keeps these; REAL drops the others)."""
-    _check_1d("labels", labels)
-    groups = _check_group_size(labels.shape[0], group_size)
-    n_pos = (labels >= 0.5).reshape(groups, group_size).sum(dim=1)
-    return (n_pos > 0) & (n_pos < group_size)
-
-
-def overlong_penalty(lengths: torch.Tensor, max_len: int, buffer_len: int, factor: float = 1.0):
-    """DAPO's soft overlong punishment (eq. 13), added to the verifier's reward.
-
-    lengths: [B] response lengths in tokens. With L = ``max_len`` and the buffer ``buffer_len``:
-    0 for |y| ≤ L − buffer, ((L − buffer) − |y|) / buffer · factor inside the buffer, −factor
-    beyond L. Returns [B] float32.
-    """
-    _check_1d("lengths", lengths)
-    if not 0 < buffer_len <= max_len:
-        raise ValueError(f"need 0 < buffer_len <= max_len, got {buffer_len} and {max_len}")
-    lengths = lengths.to(torch.float32)
-    expected = max_len - buffer_len
-    inside = (expected - lengths) / buffer_len * factor
-    return torch.where(lengths <= expected, torch.zeros_like(lengths), inside.clamp(min=-factor))
-
-
-# --------------------------------------------------------------------------------------------
-# REAL (Zhai et al., arXiv 2602.05630): rewards as labels, anchored log-sum-exp per group
-# --------------------------------------------------------------------------------------------
-
-
-def length_normalised_log_ratio(
-    logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor
-) -> torch.Tensor:
-    """[B, T] -> [B]: s_i = Σ_t m_it (logp_it − ref_logp_it) / Σ_t m_it (0 for an empty row)."""
-    _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
-    m = mask.to(logp.dtype)
-    return ((logp - ref_logp) * m).sum(-1) / m.sum(-1).clamp(min=1)
-
-
-def real_loss(
-    logp: torch.Tensor,
-    ref_logp: torch.Tensor,
-    mask: torch.Tensor,
-    labels: torch.Tensor,
-    group_size: int,
-    tau: float = 0.5,
-    reduction: str = "mean",
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """The REAL loss: each group's anchored log-sum-exp over its responses' scores.
-
-    logp, ref_logp, mask: [B, T]; labels: [B] in {0, 1}; contiguous groups of ``group_size``.
-    s_i = length-normalised log-ratio (:func:`length_normalised_log_ratio`) / τ. A group holding
-    both labels (P its correct, N its wrong responses) contributes
-
-        L_g = log(1 + Σ_{j∈N} e^{s_j}) + log(1 + Σ_{i∈P} e^{−s_i})
-
-    (the "1" is the anchor logit 0); an all-correct or all-wrong group contributes 0 but is still
-    counted. ``reduction``: "mean" → Σ_g L_g / G over all G groups (the authors' code and
-    ms-swift); "sum" → Σ_g L_g. Returns (loss, stats: score_mean, pos_score_mean,
-    neg_score_mean, mixed_frac).
-    """
-    _check_labelled_batch(logp, ref_logp, labels)
-    if tau <= 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
-    if reduction not in ("mean", "sum"):
-        raise ValueError(f"unknown reduction {reduction!r}")
-    groups = _check_group_size(logp.shape[0], group_size)
-    scores = length_normalised_log_ratio(logp, ref_logp, mask) / tau
-    g = scores.reshape(groups, group_size)
-    pos = (labels >= 0.5).reshape(groups, group_size)
-    keep = mixed_groups(labels, group_size)
-    anchor = torch.zeros(groups, 1, dtype=g.dtype, device=g.device)
-    neg_term = torch.logsumexp(torch.cat([g.masked_fill(pos, -torch.inf), anchor], 1), dim=1)
-    pos_term = torch.logsumexp(torch.cat([(-g).masked_fill(~pos, -torch.inf), anchor], 1), dim=1)
-    per_group = torch.where(keep, neg_term + pos_term, torch.zeros_like(neg_term))
-    loss = per_group.sum() / (groups if reduction == "mean" else 1)
-    with torch.no_grad():
-        flat_pos = pos.reshape(-1)
-        stats = {
-            "score_mean": scores.mean().item(),
-            "pos_score_mean": scores[flat_pos].mean().item() if flat_pos.any() else 0.0,
-            "neg_score_mean": scores[~flat_pos].mean().item() if (~flat_pos).any() else 0.0,
-            "mixed_frac": keep.float().mean().item(),
         }
     return loss, stats
 
@@ -509,6 +424,94 @@ def value_loss(
     loss = 0.5 * agg_loss(torch.maximum(unclipped_err, clipped_err), mask, loss_agg_mode)
     with torch.no_grad():
         stats = {"vf_clipfrac": masked_mean((clipped_err > unclipped_err).float(), mask).item()}
+    return loss, stats
+
+
+# --------------------------------------------------------------------------------------------
+# DAPO pieces (Yu et al. 2025, arXiv 2503.14476): the overlong penalty (the group filter of
+# dynamic sampling is :func:`mixed_groups`)
+# --------------------------------------------------------------------------------------------
+
+
+def overlong_penalty(lengths: torch.Tensor, max_len: int, buffer_len: int, factor: float = 1.0):
+    """DAPO's soft overlong punishment (eq. 13), added to the verifier's reward.
+
+    lengths: [B] response lengths in tokens. With L = ``max_len`` and the buffer ``buffer_len``:
+    0 for |y| ≤ L − buffer, ((L − buffer) − |y|) / buffer · factor inside the buffer, −factor
+    beyond L. Returns [B] float32.
+    """
+    _check_1d("lengths", lengths)
+    if not 0 < buffer_len <= max_len:
+        raise ValueError(f"need 0 < buffer_len <= max_len, got {buffer_len} and {max_len}")
+    lengths = lengths.to(torch.float32)
+    expected = max_len - buffer_len
+    inside = (expected - lengths) / buffer_len * factor
+    return torch.where(lengths <= expected, torch.zeros_like(lengths), inside.clamp(min=-factor))
+
+
+# --------------------------------------------------------------------------------------------
+# REAL (Zhai et al., arXiv 2602.05630): rewards as labels, anchored log-sum-exp per group
+# --------------------------------------------------------------------------------------------
+
+
+def length_normalised_log_ratio(
+    logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """s_i = Σ_t m_it (logp_it − ref_logp_it) / Σ_t m_it (0 for an empty row).
+
+    logp, ref_logp, mask: [B, T]. Returns [B] in at least float32, summed over the mask only (as
+    :func:`reward_proxy`: padding never leaks in, bf16 is upcast before the sum).
+    """
+    _check_same_shape(logp=logp, ref_logp=ref_logp, mask=mask)
+    log_ratio = _at_least_fp32(logp) - _at_least_fp32(ref_logp)
+    return masked_mean(log_ratio, mask, dim=-1)
+
+
+def real_loss(
+    logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    mask: torch.Tensor,
+    labels: torch.Tensor,
+    group_size: int,
+    tau: float = 0.5,
+    reduction: str = "mean",
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The REAL loss: each group's anchored log-sum-exp over its responses' scores.
+
+    logp, ref_logp, mask: [B, T]; labels: [B] in {0, 1}; contiguous groups of ``group_size``.
+    s_i = length-normalised log-ratio (:func:`length_normalised_log_ratio`) / τ. A group holding
+    both labels (P its correct, N its wrong responses) contributes
+
+        L_g = log(1 + Σ_{j∈N} e^{s_j}) + log(1 + Σ_{i∈P} e^{−s_i})
+
+    (the "1" is the anchor logit 0); an all-correct or all-wrong group contributes 0 but is still
+    counted. ``reduction``: "mean" → Σ_g L_g / G over all G groups (the authors' code and
+    ms-swift); "sum" → Σ_g L_g. Returns (loss, stats: score_mean, pos_score_mean,
+    neg_score_mean, mixed_frac).
+    """
+    _check_labelled_batch(logp, ref_logp, labels)
+    if tau <= 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"unknown reduction {reduction!r}")
+    groups = _check_group_size(logp.shape[0], group_size)
+    scores = length_normalised_log_ratio(logp, ref_logp, mask) / tau
+    g = scores.reshape(groups, group_size)
+    pos = (labels >= 0.5).reshape(groups, group_size)
+    keep = mixed_groups(labels, group_size)
+    anchor = torch.zeros(groups, 1, dtype=g.dtype, device=g.device)
+    neg_term = torch.logsumexp(torch.cat([g.masked_fill(pos, -torch.inf), anchor], 1), dim=1)
+    pos_term = torch.logsumexp(torch.cat([(-g).masked_fill(~pos, -torch.inf), anchor], 1), dim=1)
+    per_group = torch.where(keep, neg_term + pos_term, torch.zeros_like(neg_term))
+    loss = per_group.sum() / (groups if reduction == "mean" else 1)
+    with torch.no_grad():
+        flat_pos = pos.reshape(-1)
+        stats = {
+            "score_mean": scores.mean().item(),
+            "pos_score_mean": scores[flat_pos].mean().item() if flat_pos.any() else 0.0,
+            "neg_score_mean": scores[~flat_pos].mean().item() if (~flat_pos).any() else 0.0,
+            "mixed_frac": keep.float().mean().item(),
+        }
     return loss, stats
 
 

@@ -151,8 +151,25 @@ def methods_with(**wanted: Any) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------ method specs
 
 
+class SpecChecks:
+    """What a spec says about the rest of a profile, as problems (empty: none). A method checks
+    its own knobs here, so the config code never asks for a method's name or field."""
+
+    def knob_problems(self, where: str) -> list[str]:
+        """Problems of the spec's knobs together (``where``: the spec's place in the config)."""
+        return []
+
+    def budget_problems(self, where: str, max_new_tokens: int) -> list[str]:
+        """Problems of the spec against the response limit ``train.max_new_tokens``."""
+        return []
+
+    def verl_problems(self, where: str) -> list[str]:
+        """What the verl engine cannot run of this spec."""
+        return []
+
+
 @spec
-class PacsSpec:
+class PacsSpec(SpecChecks):
     """PACS (paper §3): class-balanced BCE between σ(score) and the verifier's label."""
 
     TRAITS: ClassVar[MethodTraits] = MethodTraits(
@@ -198,8 +215,18 @@ class PacsSpec:
     def reference(self) -> RefSchedule:
         return RefSchedule(self.ref, self.ref_reset_every or 1)
 
+    def verl_problems(self, where: str) -> list[str]:
+        if not self.soft_labels:
+            return []
+        return [
+            (
+                f"{where}.soft_labels: the verl engine carries 0/1 labels only "
+                "(docs/design.md §2.6); soft labels are supported by the tiny engine only"
+            )
+        ]
 
-class ClippedSurrogate:
+
+class ClippedSurrogate(SpecChecks):
     """What the PPO-clip methods (GRPO, PPO, DAPO) share: no reference model in their loss, a
     clip range and a dual-clip cap (``clip_ratio_c``, docs/design.md §2.7)."""
 
@@ -311,9 +338,31 @@ class DapoSpec(ClippedSurrogate):
         """(ε_low, ε_high): clip-higher."""
         return (self.clip_ratio_low, self.clip_ratio_high)
 
+    def knob_problems(self, where: str) -> list[str]:
+        low, high = self.clip_range
+        if not high < low:  # (a NaN is named by the finite-number check)
+            return []
+        return [
+            (
+                f"{where}.clip_ratio_high: {high} is below clip_ratio_low {low} (clip-higher needs "
+                "clip_ratio_high >= clip_ratio_low)"
+            )
+        ]
+
+    def budget_problems(self, where: str, max_new_tokens: int) -> list[str]:
+        buffer = self.overlong_buffer  # the overlong penalty's buffer
+        if buffer is None or buffer <= max_new_tokens:
+            return []
+        return [
+            (
+                f"{where}.overlong_buffer: {buffer} tokens exceeds the response limit "
+                f"train.max_new_tokens={max_new_tokens} (docs/design.md §2.11)"
+            )
+        ]
+
 
 @spec
-class RealSpec:
+class RealSpec(SpecChecks):
     """REAL, 'rewards as labels' (Zhai et al., arXiv 2602.05630v2; not in the PACS paper): per
     group, an anchored log-sum-exp over the length-normalised log-ratios of the correct and the
     wrong responses (docs/design.md §2.11)."""

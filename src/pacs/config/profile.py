@@ -154,15 +154,7 @@ def _nonfinite(obj: Any, where: str):
 
 
 def _method_problems(method: MethodSpec, where: str) -> list[str]:
-    problems = list(_nonfinite(method, where))
-    low = getattr(method, "clip_ratio_low", None)
-    high = getattr(method, "clip_ratio_high", None)
-    if low is not None and high is not None and high < low:
-        problems.append(
-            f"{where}.clip_ratio_high: {high} is below clip_ratio_low {low} (clip-higher needs "
-            "clip_ratio_high >= clip_ratio_low)"
-        )
-    return problems
+    return list(_nonfinite(method, where)) + method.knob_problems(where)
 
 
 def _run_problems(p: Profile) -> list[str]:
@@ -182,12 +174,7 @@ def _run_problems(p: Profile) -> list[str]:
         no_op = _no_op_problem(name, run.method, p.train)
         if no_op:
             problems.append(no_op)
-        buffer = getattr(run.method, "overlong_buffer", None)  # DAPO's overlong penalty
-        if buffer is not None and buffer > p.train.max_new_tokens:
-            problems.append(
-                f"runs.{name}.overlong_buffer: {buffer} tokens exceeds the response limit "
-                f"train.max_new_tokens={p.train.max_new_tokens} (docs/design.md §2.11)"
-            )
+        problems += run.method.budget_problems(f"runs.{name}", p.train.max_new_tokens)
     return problems
 
 
@@ -276,11 +263,7 @@ def _verl_pacs_problems(p: Profile) -> list[str]:
                 f"train.micro_batch_per_gpu={micro} must "
                 f"be a multiple of train.group_size={n}"
             )
-        if getattr(run.method, "soft_labels", False):
-            problems.append(
-                f"runs.{name}.soft_labels: the verl engine carries 0/1 labels only "
-                "(docs/design.md §2.6); soft labels are supported by the tiny engine only"
-            )
+        problems += run.method.verl_problems(f"runs.{name}")
     return problems
 
 

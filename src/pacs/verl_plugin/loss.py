@@ -29,13 +29,14 @@ from verl.trainer.ppo.core_algos import register_policy_loss
 from verl.workers.config import PolicyLossConfig
 
 from pacs.core_algos import balanced_weights, mixed_group_fraction, pacs_loss, real_loss
-from pacs.methods import PacsSpec, RealSpec
+from pacs.methods import PacsSpec, RealSpec, methods_with
 from pacs.metrics_log import PSI_STATS
 
 LOSS_NAME = "pacs"
 REAL_LOSS_NAME = "real"
-LABEL_LOSSES: tuple[str, ...] = (LOSS_NAME, REAL_LOSS_NAME)
-"""Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs."""
+LABEL_LOSSES: tuple[str, ...] = methods_with(objective="classification")
+"""Our policy losses that read 0/1 labels from the ``pacs`` advantage estimator's signs: the
+classification methods, each registered under its method name."""
 _DEFAULTS = PacsSpec()  # the one place PACS's defaults are stated (pacs.methods)
 METRIC_PREFIX = "actor/pacs_"
 PER_UPDATE_STATS = PSI_STATS
@@ -124,6 +125,26 @@ def loss_spec(config: Any) -> PacsSpec:
     return policy_loss.spec()
 
 
+def _whole_groups(loss: str, config: Any, rollout_is_weights: Any, batch: int) -> int:
+    """The group size of a label loss's micro-batch of ``batch`` responses; raises unless the
+    actor config is there, no rollout importance weights are, and the groups are whole."""
+    if config is None:
+        raise ValueError(
+            f"{loss} loss needs the actor config (rollout_n, policy_loss, global_batch_info)"
+        )
+    if rollout_is_weights is not None:
+        raise NotImplementedError(
+            f"{loss} loss does not support rollout importance weights; disable rollout_correction"
+        )
+    group_size = int(config.rollout_n)
+    if batch % group_size != 0:
+        raise ValueError(
+            f"{loss} loss got a micro-batch of {batch} responses, not a whole number of groups of "
+            f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
+        )
+    return group_size
+
+
 def _global_normaliser(config: Any, local_batch: int) -> tuple[float, int]:
     """(global mini-batch size, dp_size) from ``config.global_batch_info`` (set by ppo_loss)."""
     info = getattr(config, "global_batch_info", None) or {}
@@ -149,21 +170,8 @@ def compute_policy_loss_pacs(
     rollout_is_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """PACS loss of one micro-batch, normalised by the global mini-batch. Tensors are [B, T]."""
-    if config is None:
-        raise ValueError(
-            "pacs loss needs the actor config (rollout_n, policy_loss, global_batch_info)"
-        )
-    if rollout_is_weights is not None:
-        raise NotImplementedError(
-            "pacs loss does not support rollout importance weights; disable rollout_correction"
-        )
-    group_size = int(config.rollout_n)
     batch = log_prob.shape[0]
-    if batch % group_size != 0:
-        raise ValueError(
-            f"pacs loss got a micro-batch of {batch} responses, not a whole number of groups of "
-            f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
-        )
+    group_size = _whole_groups(LOSS_NAME, config, rollout_is_weights, batch)
     spec = loss_spec(config)
     mask = response_mask.bool()
     labels, weights = decode_signed_weights(advantages, mask)
@@ -225,14 +233,8 @@ def compute_policy_loss_real(
     """REAL loss of one micro-batch of whole groups ([B, T] tensors): Σ_g L_g of
     :func:`pacs.core_algos.real_loss` over the global number of groups (× dp_size, as for
     PACS), so the micro-batches sum to the authors' Σ_g L_g / #groups of the mini-batch."""
-    if config is None or rollout_is_weights is not None:
-        raise ValueError("real loss needs the actor config and no rollout importance weights")
-    group_size, batch = int(config.rollout_n), log_prob.shape[0]
-    if batch % group_size != 0:
-        raise ValueError(
-            f"real loss got a micro-batch of {batch} responses, not a whole number of groups of "
-            f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
-        )
+    batch = log_prob.shape[0]
+    group_size = _whole_groups(REAL_LOSS_NAME, config, rollout_is_weights, batch)
     policy_loss = config.policy_loss
     if not isinstance(policy_loss, REALPolicyLossConfig):
         raise TypeError(

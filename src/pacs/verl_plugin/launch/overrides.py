@@ -267,7 +267,7 @@ def _policy_gradient(spec: GrpoSpec | PpoSpec | DapoSpec, p: Profile) -> dict:
     return items
 
 
-def _grpo(spec: GrpoSpec, p: Profile, model_key: str) -> dict:
+def _grpo(spec: GrpoSpec | DapoSpec, p: Profile, model_key: str) -> dict:
     return {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": True,
@@ -300,11 +300,7 @@ def _dapo(spec: DapoSpec, p: Profile, model_key: str) -> dict:
     replay buffer's group filter (``algorithm.filter_groups`` on the verifier's ``score``; verl
     0.9.1 has no cap on generation rounds, it refills until the batch is full) and the ``dapo``
     reward manager's overlong buffer."""
-    items = {
-        "algorithm.adv_estimator": "grpo",
-        "algorithm.norm_adv_by_std_in_grpo": True,
-        **_policy_gradient(spec, p),
-    }
+    items = _grpo(spec, p, model_key)  # GRPO's advantage and surrogate, DAPO's clip range
     if spec.dynamic_sampling:
         items["algorithm.filter_groups.enable"] = True
         items["algorithm.filter_groups.metric"] = DAPO_FILTER_METRIC

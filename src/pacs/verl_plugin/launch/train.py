@@ -38,6 +38,7 @@ from pacs import layout
 from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit, job_times
 from pacs.io import write_json
+from pacs.methods import methods_with
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 from pacs.verl_plugin.launch.devices import (
     DEVICES,
@@ -243,7 +244,7 @@ def check_plugin_registered() -> None:
     import verl  # noqa: F401  (loads the entry point)
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY, POLICY_LOSS_REGISTRY
 
-    losses = ("pacs", "real")  # pacs.verl_plugin.loss.LABEL_LOSSES (that module imports torch)
+    losses = methods_with(objective="classification")  # pacs.verl_plugin.loss.LABEL_LOSSES
     if any(name not in POLICY_LOSS_REGISTRY for name in losses) or (
         "pacs" not in ADV_ESTIMATOR_REGISTRY
     ):
