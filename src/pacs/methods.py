@@ -117,7 +117,7 @@ class MethodTraits:
     """Keeps a value model (its checkpoints count in the preflight's disk estimate)."""
     needs_whole_groups: bool = False
     """Its loss reads each prompt's n responses together, so every micro-batch must hold whole
-    groups (verl: the ``pacs_sync`` trainer)."""
+    groups (verl: the ``label_sync`` trainer)."""
     is_subject: bool = False
     """The method this reproduction studies: the claims and ablation tables compare against it."""
     claims_baseline: bool = False

@@ -146,7 +146,7 @@ def test_the_scan_finds_name_and_class_branches(tmp_path):
 
 def test_every_method_states_its_traits():
     """The sites that read traits (design §9): the preflight's critic disk, the config's
-    whole-group and no-op checks, the verl launcher's pacs_sync, the loss panel, the claims."""
+    whole-group and no-op checks, the verl launcher's label_sync, the loss panel, the claims."""
     for cls in m.METHOD_SPECS:
         t = cls.TRAITS
         assert isinstance(t, m.MethodTraits), cls.__name__

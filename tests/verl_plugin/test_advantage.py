@@ -64,7 +64,7 @@ def _verl_batch(use_weight: bool):
         tensors={"token_level_rewards": token_rewards, "response_mask": mask},
         non_tensors={"uid": np.array(_shuffled(UIDS), dtype=object)},
     )
-    config = OmegaConf.create({"adv_estimator": "pacs", "pacs": {"use_weight": use_weight}})
+    config = OmegaConf.create({"adv_estimator": "pacs", "label_loss": {"use_weight": use_weight}})
     return data, mask, config
 
 
@@ -97,5 +97,5 @@ def test_use_weight_must_be_a_bool():
             torch.zeros(2, 3),
             torch.ones(2, 3),
             index=["a", "a"],
-            config={"pacs": {"use_weight": "no"}},
+            config={"label_loss": {"use_weight": "no"}},
         )

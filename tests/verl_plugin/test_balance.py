@@ -1,4 +1,4 @@
-"""Group-preserving balancing over data-parallel ranks (the pacs_sync trainer's _balance_batch).
+"""Group-preserving balancing over data-parallel ranks (the label_sync trainer's _balance_batch).
 
 Balance tolerance: after balancing, the per-rank totals of prompt+response tokens may differ by at
 most the token total of the largest single group (whole groups cannot be split, so no partition

@@ -2,7 +2,7 @@
 tiny model (Ray, HF rollout, our rewards), as tests/verl_plugin/test_cpu_trainer.py does PACS.
 
 DAPO runs verl's clip-higher, token-mean and v1 group filter (``algorithm.filter_groups``);
-REAL runs our registered ``real`` loss under the ``pacs_sync`` trainer. Each launch starts its own
+REAL runs our registered ``real`` loss under the ``label_sync`` trainer. Each launch starts its own
 local Ray and stops only what it started (``pacs.verl_plugin.cluster.owner``), so these tests run
 beside other Ray users, other xdist workers included.
 """
@@ -87,7 +87,7 @@ def test_two_verl_steps(smoke_root, method):
     assert all(math.isfinite(r["loss"]) and r["time_total"] > 0 for r in rows)
     assert json.loads((out / "summary.json").read_text())["run"] == method
     log = (smoke_root / f"{method}.log").read_text()
-    if method == "real":  # our loss, under pacs_sync
+    if method == "real":  # our loss, under label_sync
         assert "actor/real_score_mean" in log
         assert all(0.0 <= r["mixed_frac"] <= 1.0 for r in rows)
     else:  # verl's clip-higher and group filter, under cpu_sync

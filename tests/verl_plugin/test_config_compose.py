@@ -106,7 +106,7 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
     if traits(method).needs_whole_groups:
         # force_group_size = n makes verl count the micro-batch in groups: 1 group of 8 responses.
         assert actor.ppo_micro_batch_size_per_gpu * rollout.n == exp["micro"]
-        assert c.trainer.v1.trainer_mode == "pacs_sync"
+        assert c.trainer.v1.trainer_mode == "label_sync"
     else:
         assert actor.ppo_micro_batch_size_per_gpu == exp["micro"]
         assert c.trainer.v1.trainer_mode == "sync"
@@ -123,7 +123,7 @@ def _check_not_in_paper(c, run_name: str) -> None:
         assert c.algorithm.filter_groups.metric == "score"
         return
     assert c.algorithm.adv_estimator == "pacs" and actor.policy_loss.loss_mode == "real"
-    assert actor.policy_loss.tau == 0.5 and c.algorithm.pacs.use_weight is False
+    assert actor.policy_loss.tau == 0.5 and c.algorithm.label_loss.use_weight is False
 
 
 def _check_method(c, run_name: str) -> None:
@@ -144,7 +144,9 @@ def _check_method(c, run_name: str) -> None:
     loss = c.actor_rollout_ref.actor.policy_loss
     assert c.algorithm.adv_estimator == "pacs" and loss.loss_mode == "pacs"
     assert loss.beta == beta and loss.score == score and loss.use_weight is use_weight
-    assert c.algorithm.pacs.use_weight is use_weight and c.algorithm.pacs.ref == "rollout"
+    assert (
+        c.algorithm.label_loss.use_weight is use_weight and c.algorithm.label_loss.ref == "rollout"
+    )
 
 
 @pytest.mark.parametrize(
@@ -215,7 +217,7 @@ def test_periodic_reference_adds_a_ref_model(compose, tmp_path):
         "ablation": "ref",
     }
     c = compose(_overrides(cfg, "pacs_ref10", "qwen3_4b", tmp_path))
-    assert c.algorithm.pacs.ref == "periodic" and c.algorithm.pacs.ref_reset_every == 10
+    assert c.algorithm.label_loss.ref == "periodic" and c.algorithm.label_loss.ref_reset_every == 10
     assert c.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu == 16
 
 
@@ -251,7 +253,9 @@ def test_mismatched_weight_settings_are_caught(compose, tmp_path):
     from pacs.verl_plugin.trainer import check_pacs_config
 
     cfg = load_config(PAPER_CONFIGS[0])
-    c = compose(_overrides(cfg, "pacs", "qwen3_4b", tmp_path) + ["algorithm.pacs.use_weight=false"])
+    c = compose(
+        _overrides(cfg, "pacs", "qwen3_4b", tmp_path) + ["algorithm.label_loss.use_weight=false"]
+    )
     with pytest.raises(ValueError, match="use_weight"):
         check_pacs_config(c)
 
@@ -436,7 +440,9 @@ def test_real_needs_unweighted_labels(compose, tmp_path):
     from pacs.verl_plugin.trainer import check_pacs_config
 
     cfg = load_config(PAPER_CONFIGS[0])
-    c = compose(_overrides(cfg, "real", "qwen3_4b", tmp_path) + ["algorithm.pacs.use_weight=true"])
+    c = compose(
+        _overrides(cfg, "real", "qwen3_4b", tmp_path) + ["algorithm.label_loss.use_weight=true"]
+    )
     with pytest.raises(ValueError, match="use_weight=False"):
         check_pacs_config(c)
 
@@ -460,7 +466,7 @@ def test_loss_agg_mode_override_is_refused_for_a_group_loss(tmp_path):
 
 def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path):
     """--device cpu: GRPO/PPO/DAPO's ``sync`` becomes ``cpu_sync`` (verl's trainer, our worker);
-    PACS's and REAL's ``pacs_sync`` is left alone; both modes are registered with verl."""
+    PACS's and REAL's ``label_sync`` is left alone; both modes are registered with verl."""
     from verl.trainer.ppo.v1 import get_trainer_cls
 
     from pacs.verl_plugin.launch.devices import cpu_trainer_mode
@@ -474,11 +480,11 @@ def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path
     assert modes == {
         "dapo": "cpu_sync",
         "grpo": "cpu_sync",
-        "real": "pacs_sync",
-        "pacs": "pacs_sync",
+        "real": "label_sync",
+        "pacs": "label_sync",
     }
     assert get_trainer_cls("cpu_sync") is CPUTrainerSync
-    assert get_trainer_cls("pacs_sync") is PACSTrainerSync
+    assert get_trainer_cls("label_sync") is PACSTrainerSync
 
 
 def test_cpu_sync_runs_verls_roles_on_the_plugins_worker(compose, tmp_path):

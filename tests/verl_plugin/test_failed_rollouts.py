@@ -3,7 +3,7 @@
 verl's sync replay buffer, driven here against an in-memory stand-in for TransferQueue's
 ``kv_list``/``kv_clear``, with the buffer's real ``sample`` loop. verl's own buffer keeps a partly
 failed group sampleable (PACS then had to drop it and trim the batch to whole mini-batches: 1,023
-complete groups became 768); the pacs_sync buffer evicts it and regenerates a fresh prompt group,
+complete groups became 768); the label_sync buffer evicts it and regenerates a fresh prompt group,
 so the batch keeps every group, and counts what it regenerated.
 """
 
@@ -59,7 +59,7 @@ def _buffer(monkeypatch, store: _Store, pacs: bool, refill=None, max_refills: in
         refill_fn=refill or store.refill,
         train_batch_size=4,
         gen_batch_size=1,
-        sync_refill_failed_groups=True,  # what pacs_sync sets
+        sync_refill_failed_groups=True,  # what label_sync sets
     )
     if pacs:
         from pacs.verl_plugin.trainer import GroupRefillReplayBuffer

@@ -174,7 +174,7 @@ def test_decode_reads_labels_and_weights():
 
 def test_split_group_is_refused():
     logp, old, mask, _, adv = _batch()
-    with pytest.raises(ValueError, match="pacs_sync"):
+    with pytest.raises(ValueError, match="label_sync"):
         compute_policy_loss_pacs(old[:6], logp[:6], adv[:6], mask[:6], config=_actor_config())
 
 

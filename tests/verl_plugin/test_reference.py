@@ -35,18 +35,18 @@ def test_reset_schedule():
 def test_settings_validate_and_read_verl_config():
     read = schedule_from_algorithm_config
     assert read(
-        OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 5}})
+        OmegaConf.create({"label_loss": {"ref": "periodic", "ref_reset_every": 5}})
     ) == RefSchedule("periodic", 5)
     assert read(OmegaConf.create({})) == RefSchedule("rollout", 1)
     assert read(
-        OmegaConf.create({"pacs": {"ref": "fixed", "ref_reset_every": None}})
+        OmegaConf.create({"label_loss": {"ref": "fixed", "ref_reset_every": None}})
     ) == RefSchedule("fixed", 1)
-    with pytest.raises(ValueError, match=r"(?s)algorithm.pacs: .*ref"):
-        read(OmegaConf.create({"pacs": {"ref": "sometimes"}}))
+    with pytest.raises(ValueError, match=r"(?s)algorithm.label_loss: .*ref"):
+        read(OmegaConf.create({"label_loss": {"ref": "sometimes"}}))
     with pytest.raises(ValueError, match="ref_reset_every"):
-        read(OmegaConf.create({"pacs": {"ref": "periodic", "ref_reset_every": 0}}))
+        read(OmegaConf.create({"label_loss": {"ref": "periodic", "ref_reset_every": 0}}))
     with pytest.raises(ValueError, match="never resets"):
-        read(OmegaConf.create({"pacs": {"ref": "rollout", "ref_reset_every": 5}}))
+        read(OmegaConf.create({"label_loss": {"ref": "rollout", "ref_reset_every": 5}}))
 
 
 def _pair():
@@ -277,7 +277,7 @@ def test_reference_log_probs_become_old_log_probs(monkeypatch):
 
 @pytest.mark.parametrize("ref,needs_ref", [("rollout", False), ("periodic", True), ("fixed", True)])
 def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_path):
-    """Registered as "pacs_sync", it must still get verl's *sync* replay buffer and data path."""
+    """Registered as "label_sync", it must still get verl's *sync* replay buffer and data path."""
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
     from pacs.config import load_config, parse_profile
@@ -302,7 +302,7 @@ def test_trainer_init_runs_as_verls_sync_trainer(ref, needs_ref, compose, tmp_pa
             "/l",
         )
     )
-    assert c.trainer.v1.trainer_mode == "pacs_sync"
+    assert c.trainer.v1.trainer_mode == "label_sync"
     trainer = PACSTrainerSync(c)
     assert trainer.trainer_mode == "sync"
     # verl's sync buffer, specialised only to refill partly failed groups (GroupRefillReplayBuffer).

@@ -19,7 +19,7 @@ from pacs.verl_plugin.loss import compute_policy_loss_pacs
 from pacs.verl_plugin.trainer import PACSTrainerSync
 assert get_policy_loss_fn("pacs") is compute_policy_loss_pacs
 assert get_adv_estimator_fn("pacs") is compute_pacs_advantage
-assert get_trainer_cls("pacs_sync") is PACSTrainerSync
+assert get_trainer_cls("label_sync") is PACSTrainerSync
 from verl.trainer.ppo.v1 import PPOTrainerSync
 assert issubclass(PACSTrainerSync, PPOTrainerSync)
 print("ok")

@@ -194,7 +194,7 @@ def test_training_settings_keep_what_is_trained_only(tmp_path):
         [
             f"data.train_files={data}",
             "data.val_files=/elsewhere.parquet",
-            "+algorithm.pacs.ref=rollout",
+            "+algorithm.label_loss.ref=rollout",
             "actor_rollout_ref.actor.optim.lr=1e-06",
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
             "trainer.total_training_steps=120",
@@ -204,7 +204,7 @@ def test_training_settings_keep_what_is_trained_only(tmp_path):
     )
     assert settings == {
         "data.train_files": f"sha256:{resume.sha256_file(data)}",
-        "algorithm.pacs.ref": "rollout",
+        "algorithm.label_loss.ref": "rollout",
         "actor_rollout_ref.actor.optim.lr": "2e-06",
     }
     with pytest.raises(ValueError, match="not key=value"):

@@ -11,7 +11,7 @@ the top of this package:
   or uids, so the driver packs the label and the class weight into one signed number per
   response, ``(2r − 1)·w``, broadcast over the response tokens as the "advantage".
 - ``loss``: the ``pacs`` policy loss (worker side) and ``PACSPolicyLossConfig``.
-- ``trainer``: the ``pacs_sync`` trainer, which keeps each prompt's group whole on one rank and in
+- ``trainer``: the ``label_sync`` trainer, which keeps each prompt's group whole on one rank and in
   one micro-batch (``balance``), and resets the reference model every K steps when asked to
   (``reference``, ``worker``).
 - ``cpu_platform``, ``hf_rollout``: verl's trainer on a CPU (a ``cpu`` platform, a transformers

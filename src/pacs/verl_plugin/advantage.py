@@ -72,12 +72,16 @@ def signed_class_weights(
 
 
 def use_weight_from_config(config: Any) -> bool:
-    """Read ``algorithm.pacs.use_weight`` from verl's algorithm config (DictConfig, dataclass or
-    dict); :class:`pacs.methods.PacsSpec`'s default (the paper's setting) when absent."""
+    """Read ``algorithm.label_loss.use_weight`` from verl's algorithm config (DictConfig, dataclass
+    or dict); :class:`pacs.methods.PacsSpec`'s default (the paper's setting) when absent."""
     default = PacsSpec().use_weight
     if config is None:
         return default
-    pacs_cfg = config.get("pacs", None) if hasattr(config, "get") else getattr(config, "pacs", None)
+    pacs_cfg = (
+        config.get("label_loss", None)
+        if hasattr(config, "get")
+        else getattr(config, "label_loss", None)
+    )
     if pacs_cfg is None:
         return default
     value = (
@@ -86,7 +90,7 @@ def use_weight_from_config(config: Any) -> bool:
         else getattr(pacs_cfg, "use_weight", default)
     )
     if not isinstance(value, bool):
-        raise TypeError(f"algorithm.pacs.use_weight must be a bool, got {value!r}")
+        raise TypeError(f"algorithm.label_loss.use_weight must be a bool, got {value!r}")
     return value
 
 
@@ -100,7 +104,7 @@ def compute_pacs_advantage(
     """verl advantage-estimator signature (``compute_advantage`` passes these keywords).
 
     token_level_rewards, response_mask: [B, T]; index: [B] uids (verl passes ``uid``);
-    config: ``config.algorithm`` (``algorithm.pacs.use_weight`` selects w ≡ 1).
+    config: ``config.algorithm`` (``algorithm.label_loss.use_weight`` selects w ≡ 1).
     Returns (advantages, returns), both [B, T] = signed weight × response_mask.
     """
     if index is None:

@@ -2,13 +2,13 @@
 
 verl's v1 ``_balance_batch`` always runs and balances single responses across data-parallel
 ranks, which splits groups (docs/design.md §5). PACS needs each group inside one micro-batch, so the
-``pacs_sync`` trainer balances whole groups instead: groups sorted by uid, partitioned over the
+``label_sync`` trainer balances whole groups instead: groups sorted by uid, partitioned over the
 ranks by total workload with an equal number of groups per rank (verl's Karmarkar–Karp
 partitioner), each rank's groups then laid out contiguously. verl's dispatcher hands rank k the
 k-th contiguous chunk of the batch.
 
 A failed rollout leaves its group short (verl's sync replay buffer keeps failed groups sampleable
-and pads the batch with synthetic ``is_padding`` rows). The ``pacs_sync`` trainer therefore has
+and pads the batch with synthetic ``is_padding`` rows). The ``label_sync`` trainer therefore has
 every failed group that is short of n trajectories (``short_failed_groups``) evicted and
 regenerated from a fresh prompt before the batch is sampled, so a step keeps all its groups. As a
 safety net, ``select_complete_groups`` still drops short groups and padding rows (RLOO cannot
@@ -125,7 +125,7 @@ def select_complete_groups(
             "any "
             f"response, {len(complete)} complete, kept in multiples of "
             f"{group_multiple} groups per mini-batch); need at least {needed} "
-            f"(algorithm.pacs.min_group_fraction={min_group_fraction})"
+            f"(algorithm.label_loss.min_group_fraction={min_group_fraction})"
         )
     return GroupSelection(
         keep=[row for group in complete[:usable] for row in group],

@@ -14,7 +14,7 @@ micro-batches and averaged over ranks, that is mean_i w_i ℓ_i over the mini-ba
 
 The reference in r̂ is ``old_log_prob``: the policy at rollout time (docs/design.md §2.5 ``ref:
 rollout``).
-For ``ref: periodic|fixed`` the ``pacs_sync`` trainer writes the reference model's log-probs into
+For ``ref: periodic|fixed`` the ``label_sync`` trainer writes the reference model's log-probs into
 ``old_log_probs`` before the update, so this function needs no second code path.
 ``loss_agg_mode`` is ignored: the PACS loss is one BCE term per response.
 """
@@ -49,8 +49,8 @@ class PACSPolicyLossConfig(PolicyLossConfig):
     """verl's ``PolicyLossConfig`` plus the loss's PACS knobs, defaults from
     :class:`pacs.methods.PacsSpec` and validated by it (:meth:`spec`).
 
-    ``use_weight`` must agree with ``algorithm.pacs.use_weight``, which decides what the driver
-    packs into the advantages.
+    ``use_weight`` must agree with ``algorithm.label_loss.use_weight``, which decides what the
+    driver packs into the advantages.
     """
 
     loss_mode: str = LOSS_NAME
@@ -99,7 +99,7 @@ def check_decoded_weights(
         if not torch.allclose(weights, torch.ones_like(weights)):
             raise ValueError(
                 "policy_loss.use_weight=False but the advantages carry class weights: set "
-                "algorithm.pacs.use_weight=False as well"
+                "algorithm.label_loss.use_weight=False as well"
             )
         return
     expected = balanced_weights(labels, group_size)
@@ -109,7 +109,7 @@ def check_decoded_weights(
             f"pacs loss: the class weights carried in the advantages do not match the labels "
             f"grouped by rollout.n={group_size} in this micro-batch (row {bad + 1}: carried "
             f"{weights[bad].item():.4f}, expected {expected[bad].item():.4f}); the micro-batch "
-            "does not hold whole driver groups in order: is verl 0.9.1 with the pacs_sync "
+            "does not hold whole driver groups in order: is verl 0.9.1 with the label_sync "
             "trainer in use?"
         )
 
@@ -140,7 +140,8 @@ def _whole_groups(loss: str, config: Any, rollout_is_weights: Any, batch: int) -
     if batch % group_size != 0:
         raise ValueError(
             f"{loss} loss got a micro-batch of {batch} responses, not a whole number of groups of "
-            f"{group_size}: run with trainer.v1.trainer_mode=pacs_sync, which keeps groups together"
+            f"{group_size}: run with trainer.v1.trainer_mode=label_sync, which keeps groups "
+            "together"
         )
     return group_size
 
@@ -205,7 +206,7 @@ class REALPolicyLossConfig(PolicyLossConfig):
     """verl's ``PolicyLossConfig`` plus REAL's τ (default and validation: :class:`RealSpec`).
 
     REAL reads the same 0/1 labels as PACS, from the ``pacs`` advantage estimator run with
-    ``algorithm.pacs.use_weight=False`` (every carried weight 1)."""
+    ``algorithm.label_loss.use_weight=False`` (every carried weight 1)."""
 
     loss_mode: str = REAL_LOSS_NAME
     tau: float = _REAL_DEFAULTS.tau

@@ -22,15 +22,15 @@ from pacs.methods import PacsSpec, RefSchedule
 
 
 def schedule_from_algorithm_config(algorithm: Any) -> RefSchedule:
-    """The reference schedule of ``algorithm.pacs`` ({ref, ref_reset_every}, written by the
+    """The reference schedule of ``algorithm.label_loss`` ({ref, ref_reset_every}, written by the
     launcher from the run's :class:`pacs.methods.PacsSpec`), validated by that spec; its
     defaults where the keys are absent."""
-    pacs = algorithm.get("pacs", None) or {}
+    pacs = algorithm.get("label_loss", None) or {}
     knobs = {k: pacs.get(k) for k in ("ref", "ref_reset_every") if pacs.get(k) is not None}
     try:
         return PacsSpec(**knobs).reference
     except ValueError as err:
-        raise ValueError(f"algorithm.pacs: {err}") from err
+        raise ValueError(f"algorithm.label_loss: {err}") from err
 
 
 def _local(tensor: torch.Tensor) -> torch.Tensor:

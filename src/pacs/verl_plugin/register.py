@@ -14,9 +14,9 @@ warning (``VERSION_PROBLEM``): the plugin's private hooks may not exist there, a
 here would break every ``import verl`` that goes through ``VERL_USE_EXTERNAL_MODULES``.
 
 Registered names: advantage estimator ``pacs``, policy losses ``pacs`` and ``real``, trainer modes
-``pacs_sync`` and ``cpu_sync`` (verl's sync trainer with the plugin's worker, for ``--device cpu``);
-for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on device
-``cpu`` and rollout ``hf``.
+``label_sync`` and ``cpu_sync`` (verl's sync trainer with the plugin's worker, for ``--device
+cpu``); for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on
+device ``cpu`` and rollout ``hf``.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ def _register_all() -> None:
         logger.warning("cpu platform / hf rollout not registered (%s)", exc)
 
     try:  # the trainer needs verl's v1 stack (TransferQueue: verl[verl-core]); loss workers do not
-        from pacs.verl_plugin import trainer  # noqa: F401  (registers the "pacs_sync" trainer)
+        from pacs.verl_plugin import trainer  # noqa: F401  (registers the "label_sync" trainer)
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        logger.warning("pacs_sync trainer not registered (%s); install verl[verl-core]", exc)
+        logger.warning("label_sync trainer not registered (%s); install verl[verl-core]", exc)
 
 
 if VERSION_PROBLEM is None:

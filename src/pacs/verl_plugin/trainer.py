@@ -1,6 +1,6 @@
-"""The ``pacs_sync`` trainer: verl's synchronous v1 trainer, with groups kept whole.
+"""The ``label_sync`` trainer: verl's synchronous v1 trainer, with groups kept whole.
 
-Select it with ``trainer.v1.trainer_mode=pacs_sync`` (``TaskRunnerV1`` looks the mode up in
+Select it with ``trainer.v1.trainer_mode=label_sync`` (``TaskRunnerV1`` looks the mode up in
 verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §5):
 
 0. a failed rollout costs only what failed: every failed prompt group short of n trajectories
@@ -8,14 +8,14 @@ verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §
    (``GroupRefillReplayBuffer``; verl itself refills only groups with no trajectory at all), so
    a step keeps all ``data.train_batch_size`` groups and its 4 updates; regenerated groups are
    counted in ``pacs/groups/refilled``, and the step fails when more than
-   (1 − ``algorithm.pacs.min_group_fraction``) of a step's groups needed regenerating;
+   (1 − ``algorithm.label_loss.min_group_fraction``) of a step's groups needed regenerating;
 1. ``_balance_batch`` balances whole prompt groups (sorted by uid) over the dp ranks instead of
    single responses; should a short group or verl's padding rows still arrive, they are dropped
    (counted in ``pacs/groups/*``, groups without any row included), then surplus whole groups so
    the rest fills whole mini-batches;
 2. ``_update_actor`` sends ``force_group_size = rollout.n`` so the engine's micro-batching keeps
    groups whole (verl then counts ``ppo_micro_batch_size_per_gpu`` in groups);
-3. with ``algorithm.pacs.ref = periodic | fixed`` it builds a reference model, writes its
+3. with ``algorithm.label_loss.ref = periodic | fixed`` it builds a reference model, writes its
    log-probs into ``old_log_probs`` (the loss's reference), and for ``periodic`` resets it to the
    actor every K steps through ``PACSActorRolloutRefWorker.reset_reference``.
 
@@ -52,7 +52,7 @@ from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
 logger = logging.getLogger(__name__)
 
-TRAINER_MODE = "pacs_sync"
+TRAINER_MODE = "label_sync"
 # Tests: every step's rollout (tokens, the rollout engine's own log-probs, the actor's) is saved
 # to <dir>/step<k>.pt, to check that weight sync reaches the rollout engine (tests/engine).
 ROLLOUT_DUMP_ENV = "PACS_ROLLOUT_DUMP_DIR"
@@ -106,7 +106,7 @@ def check_batch_geometry(
     elif not use_dynamic_bsz:
         if not micro_batch_groups:
             problems.append(
-                "actor.ppo_micro_batch_size_per_gpu must be set (in groups under pacs_sync)"
+                "actor.ppo_micro_batch_size_per_gpu must be set (in groups under label_sync)"
             )
         elif (mini_batch_size // dp_size) % micro_batch_groups:
             problems.append(
@@ -116,7 +116,7 @@ def check_batch_geometry(
     if shuffle:
         problems.append("actor.shuffle=True would scatter a group's responses over mini-batches")
     if problems:
-        raise ValueError("pacs_sync batch geometry: " + "; ".join(problems))
+        raise ValueError("label_sync batch geometry: " + "; ".join(problems))
 
 
 def check_pacs_config(config: Any) -> None:
@@ -132,17 +132,18 @@ def check_pacs_config(config: Any) -> None:
             f"{policy_loss.get('loss_mode')!r})"
         )
     uses_pacs_loss = policy_loss.get("loss_mode") == LOSS_NAME
-    driver_weights = (config.algorithm.get("pacs", None) or {}).get("use_weight", True)
+    driver_weights = (config.algorithm.get("label_loss", None) or {}).get("use_weight", True)
     if policy_loss.get("loss_mode") == REAL_LOSS_NAME and driver_weights:
         raise ValueError(
-            "the real loss reads labels with weight 1: set algorithm.pacs.use_weight=False"
+            "the real loss reads labels with weight 1: set algorithm.label_loss.use_weight=False"
         )
     if uses_pacs_loss:
-        driver = (config.algorithm.get("pacs", None) or {}).get("use_weight", True)
+        driver = (config.algorithm.get("label_loss", None) or {}).get("use_weight", True)
         worker = policy_loss.get("use_weight", True)
         if bool(driver) != bool(worker):
             raise ValueError(
-                f"algorithm.pacs.use_weight={driver} but actor.policy_loss.use_weight={worker}"
+                f"algorithm.label_loss.use_weight={driver} but "
+                f"actor.policy_loss.use_weight={worker}"
             )
     if config.actor_rollout_ref.actor.use_kl_loss and uses_label_loss:
         raise ValueError(
@@ -151,13 +152,13 @@ def check_pacs_config(config: Any) -> None:
 
 
 def min_group_fraction(algorithm: Any) -> float:
-    """``algorithm.pacs.min_group_fraction`` (default 0.5): the smallest share of a step's prompt
-    groups whose first rollout must succeed (the rest may be regenerated) and that must remain
-    should incomplete groups ever be dropped."""
-    pacs = algorithm.get("pacs", None) or {}
+    """``algorithm.label_loss.min_group_fraction`` (default 0.5): the smallest share of a step's
+    prompt groups whose first rollout must succeed (the rest may be regenerated) and that must
+    remain should incomplete groups ever be dropped."""
+    pacs = algorithm.get("label_loss", None) or {}
     value = float(pacs.get("min_group_fraction", DEFAULT_MIN_GROUP_FRACTION))
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"algorithm.pacs.min_group_fraction must be in [0, 1], got {value}")
+        raise ValueError(f"algorithm.label_loss.min_group_fraction must be in [0, 1], got {value}")
     return value
 
 
@@ -180,7 +181,7 @@ class GroupRefillReplayBuffer(ReplayBuffer):
         """Turn verl's own sync buffer (built with all of verl's settings) into this class."""
         if type(buffer) is not ReplayBuffer:
             raise TypeError(
-                f"pacs_sync needs verl's sync ReplayBuffer, got {type(buffer).__name__} "
+                f"label_sync needs verl's sync ReplayBuffer, got {type(buffer).__name__} "
                 "(trainer.v1.sampler.custom_sampler is not supported with PACS)"
             )
         buffer.__class__ = cls
@@ -203,8 +204,8 @@ class GroupRefillReplayBuffer(ReplayBuffer):
         if self.refilled > self.max_refills:
             raise RuntimeError(
                 f"{self.refilled} prompt groups had failed rollouts this step, more than the "
-                f"{self.max_refills} allowed by algorithm.pacs.min_group_fraction: the rollout "
-                "engine is failing (see the rollout workers' logs)"
+                f"{self.max_refills} allowed by algorithm.label_loss.min_group_fraction: the "
+                "rollout engine is failing (see the rollout workers' logs)"
             )
         return self._fresh_prompts(count)
 

@@ -131,8 +131,8 @@ def per_update_metrics(metrics: dict, updates: int) -> dict:
 
 
 class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
-    """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.pacs.ref=periodic`` and
-    per-update PACS metrics from ``update_actor``."""
+    """``ActorRolloutRefWorker`` with ``reset_reference`` for ``algorithm.label_loss.ref=periodic``
+    and per-update PACS metrics from ``update_actor``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -168,7 +168,8 @@ class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
             raise RuntimeError(
                 "reset_reference needs both actor and ref engines in this worker (role "
                 f"{self.role!r}); "
-                "the pacs_sync trainer builds role actor_rollout_ref when algorithm.pacs.ref != "
+                "the label_sync trainer builds role actor_rollout_ref when "
+                "algorithm.label_loss.ref != "
                 "rollout"
             )
         actor_engine, ref_engine = self.actor.engine, self.ref.engine

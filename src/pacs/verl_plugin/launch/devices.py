@@ -86,7 +86,7 @@ CPU_SYNC_MODE = "cpu_sync"  # pacs.verl_plugin.trainer.CPUTrainerSync
 def cpu_trainer_mode(overrides: list[str]) -> list[str]:
     """``overrides`` with verl's own ``sync`` trainer replaced by the plugin's ``cpu_sync``
     (verl's trainer with the plugin's worker, whose process group opens on the ``cpu`` platform);
-    ``pacs_sync`` already uses that worker and is left alone."""
+    ``label_sync`` already uses that worker and is left alone."""
     return [
         f"trainer.v1.trainer_mode={CPU_SYNC_MODE}" if o == "trainer.v1.trainer_mode=sync" else o
         for o in overrides

@@ -5,7 +5,7 @@ verl 0.9.1's ``verl/trainer/config/ppo_trainer.yaml``; tests compose them with t
 
 Batch sizes follow verl's units: ``data.train_batch_size`` and ``actor.ppo_mini_batch_size`` count
 prompts (verl multiplies by rollout.n); ``ppo_micro_batch_size_per_gpu`` counts responses, except
-under the ``pacs_sync`` trainer, which sets ``force_group_size = n`` and so counts groups: a PACS
+under the ``label_sync`` trainer, which sets ``force_group_size = n`` and so counts groups: a PACS
 micro-batch of 8 responses is written as 1 (= 8 / n) there.
 """
 
@@ -219,11 +219,11 @@ def _logging(p: Profile, paths: RunPaths) -> dict:
 
 def _whole_groups(p: Profile) -> dict:
     """A method whose loss reads whole groups (``MethodTraits.needs_whole_groups``): the
-    ``pacs_sync`` trainer, under which (force_group_size = n) the micro-batch counts groups."""
+    ``label_sync`` trainer, under which (force_group_size = n) the micro-batch counts groups."""
     n, micro = p.train.group_size, p.train.micro_batch_per_gpu
     return {
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": micro // n,
-        "trainer.v1.trainer_mode": "pacs_sync",
+        "trainer.v1.trainer_mode": "label_sync",
     }
 
 
@@ -233,9 +233,9 @@ def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
     loss = "actor_rollout_ref.actor.policy_loss"
     items = {
         "algorithm.adv_estimator": "pacs",
-        "+algorithm.pacs.use_weight": spec.use_weight,
-        "+algorithm.pacs.ref": spec.ref,
-        "+algorithm.pacs.ref_reset_every": spec.ref_reset_every,
+        "+algorithm.label_loss.use_weight": spec.use_weight,
+        "+algorithm.label_loss.ref": spec.ref,
+        "+algorithm.label_loss.ref_reset_every": spec.ref_reset_every,
         f"{loss}._target_": PACS_LOSS_CONFIG,
         f"{loss}.loss_mode": "pacs",
         f"+{loss}.beta": spec.beta,
@@ -321,7 +321,7 @@ def _real(spec: RealSpec, p: Profile, model_key: str) -> dict:
     loss = "actor_rollout_ref.actor.policy_loss"
     return {
         "algorithm.adv_estimator": "pacs",
-        "+algorithm.pacs.use_weight": False,
+        "+algorithm.label_loss.use_weight": False,
         f"{loss}._target_": REAL_LOSS_CONFIG,
         f"{loss}.loss_mode": "real",
         f"+{loss}.tau": spec.tau,

@@ -253,7 +253,7 @@ def check_plugin_registered() -> None:
         importlib.import_module(PLUGIN_MODULE)  # raises the error verl swallowed, if any
     from verl.trainer.ppo.v1 import get_trainer_cls
 
-    get_trainer_cls("pacs_sync")
+    get_trainer_cls("label_sync")
 
 
 # ---------------------------------------------------------------------------- running
