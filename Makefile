@@ -105,15 +105,17 @@ export PACS_APT
 test: setup engine-env
 	@mkdir -p $(dir $(ENGINE_LOG))
 	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
-	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider > $(ENGINE_LOG) 2>&1 & \
+	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadgroup \
+	  > $(ENGINE_LOG) 2>&1 & \
 	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; main=$$?; \
 	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
 	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \
 	  [ $$main -eq 0 ] && [ $$status -eq 0 ]
 
-## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env.
+## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env,
+## on two xdist workers: the verl chain beside the evaluation backend's tests (both wait on start-ups).
 test-engine: engine-env
-	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v
+	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -n 2 --dist loadgroup
 
 ## Fast tests only: the loop between commits (docs/testing.md).
 test-fast: setup

@@ -148,7 +148,8 @@ def _build_verl_smoke_base(out: Path) -> None:
     log = out.parent / f"{out.name}.log"
     with log.open("w") as fh:
         code = subprocess.run(
-            [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(VERL_SMOKE), "--out", str(out)],
+            [sys.executable, "-m", "pacs.tiny.smoke", "--config", str(VERL_SMOKE)]
+            + ["--out", str(out)],
             stdout=fh, stderr=subprocess.STDOUT, timeout=900, check=False,
             env={**os.environ, "HF_HUB_OFFLINE": "1"},
         ).returncode  # fmt: skip
@@ -165,3 +166,27 @@ def verl_smoke_base(tmp_path_factory) -> Path:
     ``data/`` (train.parquet, test.jsonl) and the SFT-warmed ``model/base``, built once per run
     for every test that trains verl on it (on CPU, through SLURM). Read-only: copy to change."""
     return built_once(tmp_path_factory, "verl_smoke_base", _build_verl_smoke_base)
+
+
+def _run_smoke_dag(work: Path) -> None:
+    copy_workflow(work)
+    venv_bin = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        logs = sorted((work / "results" / "smoke" / "logs").rglob("*.log"), key=os.path.getmtime)
+        tails = "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in logs[-3:])
+        pytest.fail(f"the smoke DAG failed:\n{result.stderr[-4000:]}{tails}")
+
+
+@pytest.fixture(scope="session")
+def smoke_dag(tmp_path_factory) -> Path:
+    """A fresh-clone copy of the workflow after one whole smoke DAG run (configs/smoke.yaml:
+    data, SFT base, 7 trainings, evaluation, report), once per pytest run: every test that reads
+    its outputs (tests/pipeline/test_smoke.py, the make-eval comparison) shares it. Read-only:
+    dry runs (``-n``) only, and outputs written elsewhere. Tests that use it carry
+    ``xdist_group("smoke_dag")`` so that one worker runs them all after the DAG."""
+    return built_once(tmp_path_factory, "smoke_dag", _run_smoke_dag)

@@ -19,7 +19,6 @@ LONG_FILES_ALLOWED = {
 # shrink (an entry that is no longer long fails too).
 LONG_TEST_FUNCTIONS_PENDING = {
     "engine/test_vllm_eval.py test_a_dead_engine_is_named_and_the_rerun_resumes",
-    "slurm/test_verl_two_nodes.py two_node_run",
 }
 
 

@@ -216,16 +216,12 @@ DAG_PASSK = "results/smoke/eval/tiny/base/seed0/synthetic/passk.json"
 
 
 @pytest.mark.slow
-def test_make_eval_of_the_tiny_checkpoint_gives_the_dags_row(workflow_copy, tmp_path):
-    """The smoke DAG builds and SFTs the tiny model and evaluates it (run base); `make eval` of that
-    checkpoint on the same profile writes the same samples, the same pass@k and the same row."""
-    work = workflow_copy
-    dag = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "configs/smoke.yaml"]
-        + ["--config", "models={tiny: {sft: {steps: 20}}}", "--", DAG_PASSK],
-        cwd=work, env=ENV, capture_output=True, text=True, timeout=1200, check=False,
-    )  # fmt: skip
-    assert dag.returncode == 0, dag.stderr[-3000:]
+@pytest.mark.xdist_group("smoke_dag")
+def test_make_eval_of_the_tiny_checkpoint_gives_the_dags_row(smoke_dag, tmp_path):
+    """The smoke DAG (the session's run, tests/conftest.py) builds and SFTs the tiny model and
+    evaluates it (run base); `make eval` of that checkpoint on the same profile writes the same
+    samples, the same pass@k and the same row."""
+    work = smoke_dag
     res = work / "results" / "smoke"
     out = tmp_path / "make_eval"
     make = subprocess.run(

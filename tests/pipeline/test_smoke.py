@@ -1,11 +1,11 @@
-"""The smoke profile end to end (slow; CI runs it): every stage, table and figure, in a temp copy."""
+"""The smoke profile end to end (slow; CI runs it): every stage, table and figure, on the
+session's one smoke DAG run (tests/conftest.py's smoke_dag, a fresh-clone copy)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("smoke_dag")]
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
@@ -43,24 +43,11 @@ def snakemake(cwd: Path, *args: str, timeout: int = 1800) -> subprocess.Complete
     )
 
 
-def failed_job_logs(work: Path) -> str:
-    logs = sorted(
-        (work / "results" / "smoke" / "logs").rglob("*.log"), key=lambda p: p.stat().st_mtime
-    )
-    return "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in logs[-3:])
-
-
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory) -> Path:
-    """A copy of the workflow (not the package: it is installed) run with configs/smoke.yaml."""
-    work = tmp_path_factory.mktemp("smoke")
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "configs"):
-        shutil.copytree(REPO / name, work / name)
-    result = snakemake(work)
-    assert result.returncode == 0, result.stderr[-4000:] + failed_job_logs(work)
-    return work
+def smoke(smoke_dag) -> Path:
+    """The session's smoke DAG run (tests/conftest.py): a fresh-clone copy of the workflow
+    after `snakemake --cores 2 --configfile configs/smoke.yaml`."""
+    return smoke_dag
 
 
 def test_every_table_and_figure_exists_and_is_not_empty(smoke):
