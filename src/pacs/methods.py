@@ -118,14 +118,6 @@ class MethodTraits:
     needs_whole_groups: bool = False
     """Its loss reads each prompt's n responses together, so every micro-batch must hold whole
     groups (verl: the ``label_sync`` trainer)."""
-    is_subject: bool = False
-    """The method this reproduction studies: the claims and ablation tables compare against it."""
-    claims_baseline: bool = False
-    """The claims table compares the subject against it (pass@k, entropy, path diversity)."""
-    entropy_baseline: bool = False
-    """Claim C3-ref compares the reference ablations' entropy with it (the paper: GRPO)."""
-    in_paper: bool = True
-    """The PACS paper trains it (else tables mark it 'not in the paper')."""
     loss_panel_metrics: tuple[str, ...] = ("loss",)
     """metrics.jsonl columns the notebook's loss panel draws for it."""
     loss_reference: float | None = None
@@ -177,7 +169,6 @@ class PacsSpec(SpecChecks):
         objective="classification",
         loss_title="PACS: class-balanced BCE",
         needs_whole_groups=True,
-        is_subject=True,
         loss_reference=math.log(2),
     )
     name: Literal["pacs"] = "pacs"
@@ -249,8 +240,6 @@ class GrpoSpec(ClippedSurrogate):
         label="GRPO",
         objective="policy_gradient",
         loss_title="GRPO / PPO / DAPO: clipped surrogate",
-        claims_baseline=True,
-        entropy_baseline=True,
     )
     name: Literal["grpo"] = "grpo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
@@ -273,7 +262,6 @@ class PpoSpec(ClippedSurrogate):
         objective="policy_gradient",
         loss_title="GRPO / PPO / DAPO: clipped surrogate",
         has_critic=True,
-        claims_baseline=True,
     )
     name: Literal["ppo"] = "ppo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
@@ -303,8 +291,6 @@ class DapoSpec(ClippedSurrogate):
         label="DAPO",
         objective="policy_gradient",
         loss_title="GRPO / PPO / DAPO: clipped surrogate",
-        claims_baseline=True,
-        in_paper=False,
     )
     name: Literal["dapo"] = "dapo"
     clip_ratio_low: PositiveFloat = 0.2
@@ -372,8 +358,6 @@ class RealSpec(SpecChecks):
         objective="classification",
         loss_title="REAL: anchored log-sum-exp",
         needs_whole_groups=True,
-        claims_baseline=True,
-        in_paper=False,
     )
     name: Literal["real"] = "real"
     tau: PositiveFloat = 0.5

@@ -15,7 +15,7 @@ import torch
 import pacs
 from pacs import core_algos
 from pacs import methods as m
-from pacs.methods import traits
+from pacs.report.paper import IN_PAPER
 
 SRC = Path(pacs.__file__).resolve().parent
 
@@ -156,10 +156,7 @@ def test_every_method_states_its_traits():
         assert m.traits(cls.__dataclass_fields__["name"].default) is t
         if t.objective == "classification":
             assert t.needs_whole_groups, f"{cls.__name__}: a classification loss reads groups"
-    assert m.methods_with(is_subject=True) == ("pacs",)
     assert m.methods_with(has_critic=True) == ("ppo",)
-    assert m.methods_with(entropy_baseline=True) == ("grpo",)
-    assert m.methods_with(in_paper=False) == ("dapo", "real")
     assert m.methods_with(needs_whole_groups=True) == ("pacs", "real")
 
 
@@ -176,7 +173,7 @@ def test_the_baselines_overlay_adds_dapo_and_real_to_the_tiny_profile():
     assert profile.profile == "tiny"
     main = [r.method.name for r in profile.runs.values() if r.ablation == "main"]
     assert main == list(m.METHOD_NAMES)
-    assert all(not traits(n).in_paper for n in ("dapo", "real"))
+    assert [n for n in m.METHOD_NAMES if not IN_PAPER[m.spec_class(n)]] == ["dapo", "real"]
     assert {r.name for r in profile.runs.values()} > set(
         load_config(ROOT / "configs" / "default.yaml")["runs"]
     )
@@ -226,3 +223,21 @@ def test_the_paper_profile_runs_dapo_as_its_recipe():
         True,
         "token-mean",
     )
+
+
+def test_the_study_chooses_its_subject_and_baselines():
+    """``claims:`` holds the study's choices (subject, baselines), not the method traits."""
+    from pacs.config import load_config, parse_profile
+    from pacs.report.context import ReportContext
+
+    cfg = load_config(ROOT / "configs" / "science.yaml")
+    cfg["claims"] = {**cfg["claims"], "subject": "grpo", "baselines": ["pacs"]}
+    ctx = ReportContext.__new__(ReportContext)  # the run catalogue needs the spec only
+    ctx.spec = parse_profile(cfg)
+    ctx.runs = ctx._run_catalogue()
+    assert {r.spec.method.name for r in ctx.subject_runs()} == {"grpo"}
+    assert {r.spec.method.name for r in ctx.baseline_runs()} == {"pacs"}
+    assert [r.name for r in ctx.baseline_runs(entropy_baseline=True)] == ["grpo"]
+    cfg["claims"]["subject"] = "sft"
+    with pytest.raises(Exception, match="subject"):
+        parse_profile(cfg)

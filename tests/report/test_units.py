@@ -209,11 +209,15 @@ def test_runtime_notes_count_dynamic_sampling_rounds_and_capped_steps():
 def test_table1_names_runs_of_methods_not_in_the_paper():
     from types import SimpleNamespace
 
-    from pacs.methods import traits
+    from pacs.methods import spec_class, traits
     from pacs.report.tables import not_in_paper_note
 
     runs = [
-        SimpleNamespace(name=n, traits=traits(m) if m else None)
+        SimpleNamespace(
+            name=n,
+            traits=traits(m) if m else None,
+            spec=SimpleNamespace(method=spec_class(m)()) if m else None,
+        )
         for n, m in (("base", None), ("pacs", "pacs"), ("dapo", "dapo"), ("real", "real"))
     ]
     (note,) = not_in_paper_note(runs)

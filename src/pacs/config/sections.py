@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from pacs.methods import (
+    METHOD_NAMES,
     Bool,
     Float,
     Int,
@@ -495,8 +496,15 @@ class VerlSpec:
 
 @spec
 class ClaimsSpec:
-    """The claims table (``pacs.report.claims``, docs/design.md §10.4); a profile without a
-    ``claims:`` section has none."""
+    """The claims table (``pacs.report.claims``, docs/design.md §10.4) and the study's choices of
+    methods; a profile without a ``claims:`` section has no claims table and these defaults."""
+
+    subject: Literal[METHOD_NAMES] = "pacs"
+    """The method the study studies: the claims and ablation tables compare against it."""
+    baselines: tuple[Literal[METHOD_NAMES], ...] = ("grpo", "ppo", "dapo", "real")
+    """The claims table compares the subject against these (pass@k, entropy, path diversity)."""
+    entropy_baselines: tuple[Literal[METHOD_NAMES], ...] = ("grpo",)
+    """Claim C3-ref compares the reference ablations' entropy with these (the paper: GRPO)."""
 
     bootstrap: Annotated[Int, Field(ge=2)] = 2000
     """Resamples of the crossed paired bootstrap (seeds × problems) behind each interval (ours)."""

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pacs.config import BASE_RUN, Profile, RunSpec
+from pacs.config import BASE_RUN, ClaimsSpec, Profile, RunSpec
 from pacs.methods import MethodTraits, traits
 
 from .loaders import HELD_OUT, Results
@@ -130,19 +130,24 @@ class ReportContext:
             or (name != BASE_RUN and info.ablation in ablations)
         ]
 
-    def subject_runs(self) -> list[RunInfo]:
-        """Main runs of the method this reproduction studies (``MethodTraits.is_subject``)."""
-        return [r for r in self.runs_in("main") if r.traits.is_subject]
+    @property
+    def choices(self) -> ClaimsSpec:
+        """The study's choices of methods: the subject and its baselines (``claims:``)."""
+        return self.spec.claims or ClaimsSpec()
 
-    def baseline_runs(self, **wanted: bool) -> list[RunInfo]:
-        """Main runs of the claims' baselines (``MethodTraits.claims_baseline``), further
-        filtered by trait values (``entropy_baseline=True``)."""
-        return [
-            r
-            for r in self.runs_in("main")
-            if r.traits.claims_baseline
-            and all(getattr(r.traits, k) == v for k, v in wanted.items())
-        ]
+    def is_subject(self, run: RunInfo) -> bool:
+        """Whether ``run`` trains the method the study studies (``claims.subject``)."""
+        return run.spec is not None and run.spec.method.name == self.choices.subject
+
+    def subject_runs(self) -> list[RunInfo]:
+        """Main runs of the method the study studies (``claims.subject``)."""
+        return [r for r in self.runs_in("main") if self.is_subject(r)]
+
+    def baseline_runs(self, *, entropy_baseline: bool = False) -> list[RunInfo]:
+        """Main runs of the claims' baselines (``claims.baselines``), or with
+        ``entropy_baseline`` those C3-ref compares entropy with (``claims.entropy_baselines``)."""
+        names = self.choices.entropy_baselines if entropy_baseline else self.choices.baselines
+        return [r for r in self.runs_in("main") if r.spec.method.name in names]
 
     def label(self, run: str) -> str:
         return self.runs[run].label if run in self.runs else run
@@ -187,13 +192,12 @@ class ReportContext:
         """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this
         config does."""
         mini = self.spec.train.mini_batches
-        pacs = [r.spec.method for r in runs if r.traits is not None and r.traits.is_subject]
+        pacs = [r.spec.method for r in runs if self.is_subject(r)]
         resets = sorted({str(m.reference.every) for m in pacs})
         refs = sorted({m.reference.mode for m in pacs})
         head = (
             "docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is "
-            "0, "
-            "so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
+            "0, so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
             "Adam and clipping) and the score function has nothing to act on, so β and "
             "score-function ablations are no-ops (measured: bit-identical curves). The paper "
             "does 4 mini-batch updates per rollout (1024 prompts / mini-batch 256)."

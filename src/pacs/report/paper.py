@@ -111,10 +111,15 @@ PAPER_ROWS = MethodTable(
         PacsSpec: _pacs_row,
         GrpoSpec: lambda spec: "grpo",
         PpoSpec: lambda spec: "ppo",
-        DapoSpec: lambda spec: None,  # not in the PACS paper (MethodTraits.in_paper)
+        DapoSpec: lambda spec: None,  # not in the PACS paper (IN_PAPER)
         RealSpec: lambda spec: None,  # not in the PACS paper
     },
 )
+IN_PAPER = MethodTable(
+    "pacs.report.paper.IN_PAPER",
+    {PacsSpec: True, GrpoSpec: True, PpoSpec: True, DapoSpec: False, RealSpec: False},
+)
+"""Whether the PACS paper trains the method (else tables mark it 'not in the paper')."""
 
 
 def _norm(text: str) -> str:

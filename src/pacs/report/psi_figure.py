@@ -64,7 +64,7 @@ def seed_means(df: pd.DataFrame) -> pd.DataFrame:
 
 def psi_minibatch(ctx: ReportContext, log: OutputLog) -> str | None:
     """``figures/psi_minibatch_<model>``; the reason when no PACS run logged the columns."""
-    pacs_runs = [r.name for r in ctx.runs.values() if r.traits is not None and r.traits.is_subject]
+    pacs_runs = [r.name for r in ctx.runs.values() if ctx.is_subject(r)]
     df = load_minibatch_stats(ctx.results.files.get("metrics", []), ctx.results.root)
     df = df[df["run"].isin(pacs_runs)]
     if df.empty:

@@ -26,7 +26,7 @@ from .grid import (
     sample_text,
 )
 from .outputs import OutputLog
-from .paper import PaperRef, lookup
+from .paper import IN_PAPER, PaperRef, lookup
 from .render import Section, TableDoc
 from .runtime_table import table_runtime
 from .settings_table import table4_5
@@ -185,9 +185,9 @@ def table1(ctx: ReportContext) -> TableDoc | None:
 
 
 def not_in_paper_note(runs: list[RunInfo]) -> list[str]:
-    """A note naming the runs of methods the PACS paper does not train (``MethodTraits.in_paper``
+    """A note naming the runs of methods the PACS paper does not train (:data:`.paper.IN_PAPER`
     false: DAPO, REAL), which have no paper row."""
-    extra = [r for r in runs if r.traits is not None and not r.traits.in_paper]
+    extra = [r for r in runs if r.spec is not None and not IN_PAPER[r.spec.method]]
     if not extra:
         return []
     methods = ", ".join(dict.fromkeys(r.traits.label for r in extra))
