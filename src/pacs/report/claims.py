@@ -379,6 +379,17 @@ def _boot_ci(lo: float, hi: float) -> str:
     return "–" if not np.isfinite(lo) else f"[{fmt(lo)}, {fmt(hi)}]"
 
 
+def _comparison_row(r) -> str:
+    """One row of claims.md's table of every comparison."""
+    return (
+        f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
+        f"{r.mean_a:.3f} | {r.mean_b:.3f} | {fmt(r.diff)} | "
+        f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {r.sd:.3f} | {r.mde:.3f} | "
+        f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} | "
+        f"{_boot_ci(r.boot_low, r.boot_high)} | {_p(r.boot_p)} |"
+    )
+
+
 def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
     """``claims.md``: the per-claim verdicts, then every comparison."""
     table = table.reindex(columns=CLAIMS_COLUMNS).astype({"interval": object, "rules_out": object})
@@ -417,14 +428,7 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
         ),
         "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|:---|:---|:---|---:|",
     ]
-    for r in table[table["verdict"] != NO_DATA].itertuples():
-        lines.append(
-            f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
-            f"{r.mean_a:.3f} | {r.mean_b:.3f} | {fmt(r.diff)} | "
-            f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {r.sd:.3f} | {r.mde:.3f} | "
-            f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} | "
-            f"{_boot_ci(r.boot_low, r.boot_high)} | {_p(r.boot_p)} |"
-        )
+    lines += [_comparison_row(r) for r in table[table["verdict"] != NO_DATA].itertuples()]
     missing = table[table["verdict"] == NO_DATA]
     if len(missing):
         lines += [
