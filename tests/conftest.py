@@ -24,7 +24,10 @@ os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
 # once and the short ones fill the gaps beside them; a unit is an xdist_group (tests/slurm: one
 # cluster) or a module (its module-scoped fixtures, e.g. a DAG run, are built once).
 LONGEST_FIRST = (
-    "tests/slurm/",
+    "tests/slurm/test_verl_dag.py",
+    "tests/slurm/test_smoke_dag.py",
+    "tests/slurm/test_pending_reason.py",
+    "tests/slurm/test_accounting.py",
     "tests/pipeline/test_smoke.py",
     "tests/pipeline/test_science.py",
     "tests/verl_plugin/test_cpu_trainer.py",
@@ -34,8 +37,13 @@ LONGEST_FIRST = (
 )
 
 
-# Folders whose tests share one session-wide thing, and so one xdist worker.
-SHARED_WORKER = {"tests/slurm/": "slurm"}  # the session's SLURM cluster
+# Test files that share one session-wide thing, and so one xdist worker. The SLURM tests that
+# wait longest (the smoke DAG, the 2-node verl DAG, the accounting cluster) each run on a worker of
+# their own, each with its own local cluster (tools/local_slurm.sh picks free ports), in parallel.
+SHARED_WORKER = {
+    "tests/slurm/test_smoke_dag.py": "slurm",  # the session cluster: the smoke DAG, then
+    "tests/slurm/test_pending_reason.py": "slurm",  # a job pending on a DOWN node of it
+}
 
 
 def _path(item: pytest.Item) -> str:

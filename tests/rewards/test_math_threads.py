@@ -28,8 +28,8 @@ def _items(n: int) -> tuple[list[str], list[str]]:
             responses.append(f"the answer is {a}")  # no box
             golds.append(str(a))
         else:
-            responses.append(f"\\boxed{{x = {a}}}")  # assignment: math-verify
-            golds.append(str(a))
+            responses.append(f"\\boxed{{\\frac{{{2 * a}}}{{2}}}}")  # an unsimplified fraction:
+            golds.append(str(a))  # math-verify (an assignment `x = a` is read by the fast path now)
     return responses, golds
 
 

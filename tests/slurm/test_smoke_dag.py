@@ -28,9 +28,10 @@ def slurm_smoke(local_slurm_workflow, slurm_env):
             "slurm",
             "--configfile",
             "configs/smoke.yaml",
-            # two jobs at a time on a 2-core host; status checks every 10 s, not 40
+            # four jobs at a time: each waits on the executor's status checks (every 10 s at
+            # first, not 40) more than it computes; status checks cover all four at once
             "--jobs",
-            "2",
+            "4",
             "--slurm-init-seconds-before-status-checks",
             "10",
             "--slurm-keep-successful-logs",
