@@ -101,14 +101,17 @@ reproduce: setup
 ## apt-get install slurm-wlm, munge, slurmdbd and mariadb-server (CI sets it); without it, on a
 ## host without them, those tests skip and say so.
 TEST_WORKERS ?= 4
+TEST_ARGS ?=         # more pytest arguments for the main suite (e.g. --junitxml=main.xml)
+ENGINE_TEST_ARGS ?=  # and for the engine tests
 ENGINE_LOG   := logs/test-engine.log
 export PACS_APT
 test: setup engine-env
 	@mkdir -p $(dir $(ENGINE_LOG))
 	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
 	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadgroup \
-	  > $(ENGINE_LOG) 2>&1 & \
-	  engine=$$!; nice -n 10 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; main=$$?; \
+	  $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
+	  engine=$$!; nice -n 10 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(TEST_ARGS); \
+	  main=$$?; \
 	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
 	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \
 	  [ $$main -eq 0 ] && [ $$status -eq 0 ]
@@ -120,7 +123,7 @@ test-engine: engine-env
 
 ## Fast tests only: the loop between commits (docs/testing.md).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadgroup
 
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup

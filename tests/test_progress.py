@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from safetensors.torch import load_file, save_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
 from transformers.utils import logging as hf_logging
@@ -35,6 +36,7 @@ def _stage_log(code: str) -> str:
     return done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter importing transformers
 def test_loading_prints_no_bar_but_keeps_warnings(tmp_path):
     _model().save_pretrained(tmp_path)
     # A checkpoint missing one weight: transformers must still report it.

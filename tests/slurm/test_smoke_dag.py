@@ -1,6 +1,9 @@
 """The smoke profile (configs/smoke.yaml) through `snakemake --profile slurm`, every non-local
 rule a real sbatch job on the local two-node cluster, with our profile as shipped except the two
-values it asks a user to set (partition, account). Slow; CI runs it."""
+values it asks a user to set (partition, account). The profile is cut to the two runs its report
+needs (PACS and GRPO: Fig. 5b compares them) and a 20-step SFT: every rule still runs as a job,
+and the whole smoke matrix runs locally once already (tests/pipeline/test_smoke.py). Slow; CI
+runs it."""
 
 from __future__ import annotations
 
@@ -11,8 +14,21 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow
+RUNS = ("pacs", "grpo")  # the runs of diversity.pca_methods (Fig. 5b)
+
+
+def slurm_smoke_config(work: Path) -> str:
+    """configs/smoke.yaml with its runs cut to RUNS and a 20-step SFT, beside it in ``work``."""
+    cfg = yaml.safe_load((work / "configs" / "smoke.yaml").read_text())
+    cfg["runs"] = {name: cfg["runs"][name] for name in RUNS}
+    cfg["models"]["tiny"]["sft"]["steps"] = 20
+    assert set(cfg["diversity"]["pca_methods"]) <= set(RUNS)
+    path = work / "configs" / "smoke_slurm.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return str(path.relative_to(work))
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +43,7 @@ def slurm_smoke(local_slurm_workflow, slurm_env):
             "--profile",
             "slurm",
             "--configfile",
-            "configs/smoke.yaml",
+            slurm_smoke_config(work),
             # four jobs at a time: each waits on the executor's status checks (every 10 s at
             # first, not 40) more than it computes; status checks cover all four at once
             "--jobs",
@@ -60,7 +76,8 @@ def test_the_report_is_written(slurm_smoke):
         "figures/fig5b_pca_tiny_synthetic.png",
     ):
         assert (out / rel).stat().st_size > 0 and rel in readme, rel
-    assert len(list((work / "results" / "smoke" / "train").glob("tiny/*/seed0/summary.json"))) == 7
+    trained = (work / "results" / "smoke" / "train").glob("tiny/*/seed0/summary.json")
+    assert len(list(trained)) == len(RUNS)
 
 
 def test_every_compute_rule_ran_as_a_completed_sbatch_job(slurm_smoke, slurm_jobs):
@@ -88,7 +105,7 @@ def test_every_compute_rule_ran_as_a_completed_sbatch_job(slurm_smoke, slurm_job
         "diversity",
     }
     assert set(by_rule) == rules, by_rule
-    assert len(by_rule["train_tiny"]) == 7
+    assert len(by_rule["train_tiny"]) == len(RUNS)
     states = {job["id"]: job["state"] for job in slurm_jobs()}
     known = [states[i] for ids in by_rule.values() for i in ids if i in states]
     assert known and set(known) == {"COMPLETED"}, states

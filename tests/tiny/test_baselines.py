@@ -48,6 +48,7 @@ class RoundRewards:
         return [float(i // self.n in chosen and i % self.n == 0) for i in range(len(texts))]
 
 
+@pytest.mark.slow  # ~75 s: dynamic sampling's rounds on the tiny model
 def test_dynamic_sampling_keeps_only_mixed_groups(tiny_env, small_config):
     settings = settings_for(small_config(), "dapo", max_gen_rounds=4)
     n, want = settings.group_size, settings.prompts_per_step
@@ -128,6 +129,7 @@ def test_dapo_loss_uses_clip_higher(tiny_env, small_config):
     assert loss.item() == expected.item()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["dapo", "real"])
 def test_a_short_run_learns(method, tiny_env, small_config, tmp_path):
     """40 steps on the test task: the reward of the responses it generates rises and held-out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -89,6 +90,7 @@ def test_sft_cli_writes_model_and_summary(tiny_env, tmp_path, config_file):
     assert not torch.equal(reloaded.model.embed_tokens.weight, base.model.embed_tokens.weight)
 
 
+@pytest.mark.slow
 def test_sft_weights_do_not_depend_on_the_thread_count(tiny_env):
     """The SFT rule runs with every core Snakemake has (nothing else can run before the base model
     exists): that must train the very weights a 1-thread run trains, and leave the caller's thread

@@ -43,6 +43,7 @@ def _run(env_updates: dict[str, str | None]) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_entry_point_registers_everything_without_env_var():
     result = _run({})
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]

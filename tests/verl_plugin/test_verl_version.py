@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from pacs.verl_plugin import SUPPORTED_VERL, verl_version_problem
 
 UPGRADED = """
@@ -43,6 +45,7 @@ def test_installed_verl_is_the_supported_one():
     assert register.REGISTERED and register.VERSION_PROBLEM is None
 
 
+@pytest.mark.slow  # a fresh interpreter importing verl
 def test_unsupported_verl_registers_nothing_and_does_not_break_import():
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERL_USE_EXTERNAL")}
     env["VERL_USE_EXTERNAL_PLUGINS"] = "none"  # so the script imports the plugin after the patch
