@@ -93,8 +93,8 @@ reproduce: setup
 	$(BIN)/snakemake --cores $(CORES)
 
 ## The test suite, slow end-to-end tests included; CI runs exactly this (time: docs/testing.md).
-## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers (tests that share one expensive
-## thing, e.g. the SLURM cluster, stay on one worker: xdist_group). Beside it, the engine tests run
+## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers, one test file at a time per
+## worker, the longest files first (tests/conftest.py). Beside it, the engine tests run
 ## in .engine-venv (mostly waiting on Ray and vLLM start-ups, the longest chain of the suite: the
 ## main suite runs at a lower CPU priority so those start-ups are not starved); their output goes
 ## to logs/test-engine.log and is printed when both have ended. PACS_APT=1 lets the SLURM tests
@@ -108,9 +108,9 @@ export PACS_APT
 test: setup engine-env
 	@mkdir -p $(dir $(ENGINE_LOG))
 	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
-	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadgroup \
+	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
 	  $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
-	  engine=$$!; nice -n 10 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(TEST_ARGS); \
+	  engine=$$!; nice -n 10 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS); \
 	  main=$$?; \
 	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
 	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \
@@ -119,11 +119,11 @@ test: setup engine-env
 ## The engine tests (tests/engine: verl's vLLM rollout, the vLLM evaluation backend) in the engine env,
 ## on two xdist workers: the verl chain beside the evaluation backend's tests (both wait on start-ups).
 test-engine: engine-env
-	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -n 2 --dist loadgroup
+	$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -n 2 --dist loadfile --no-loadscope-reorder
 
 ## Fast tests only: the loop between commits (docs/testing.md).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --no-loadscope-reorder
 
 ## The CI-sized run of the whole DAG (results/smoke, paper_figures/smoke).
 smoke: setup

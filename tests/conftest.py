@@ -20,54 +20,35 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
 
 
-# The slowest units first (measured: docs/testing.md), so that under xdist the long ones start at
-# once and the short ones fill the gaps beside them; a unit is an xdist_group (tests/slurm: one
-# cluster) or a module (its module-scoped fixtures, e.g. a DAG run, are built once).
+# The slowest test files first (measured: docs/testing.md). make test runs pytest-xdist with
+# `--dist loadfile --no-loadscope-reorder`: a file is one unit on one worker (its module-scoped
+# fixtures, e.g. a DAG run, are built once), taken in this order, so the long ones start at once
+# and the short ones fill the gaps beside them. (xdist's loadgroup cannot be used: with pytest 9.2
+# its xdist_group marks are silently ignored.) What several files share is built once per run
+# across workers by built_once below.
 LONGEST_FIRST = (
     "tests/slurm/test_verl_dag.py",
     "tests/slurm/test_smoke_dag.py",
-    "tests/slurm/test_pending_reason.py",
-    "tests/slurm/test_accounting.py",
-    "tests/pipeline/test_smoke.py",
     "tests/pipeline/test_science.py",
-    "tests/verl_plugin/test_cpu_trainer.py",
     "tests/verl_plugin/test_baselines_smoke.py",
+    "tests/pipeline/test_smoke.py",
+    "tests/verl_plugin/test_cpu_trainer.py",
+    "tests/slurm/test_accounting.py",
+    "tests/slurm/test_pending_reason.py",
     "tests/evaluation/test_evaluate.py",
+    "tests/tiny/test_baselines.py",
     "tests/notebooks/test_explore_notebook.py",
 )
 
 
-# Test files that share one session-wide thing, and so one xdist worker. The SLURM tests that
-# wait longest (the smoke DAG, the 2-node verl DAG, the accounting cluster) each run on a worker of
-# their own, each with its own local cluster (tools/local_slurm.sh picks free ports), in parallel.
-SHARED_WORKER = {
-    "tests/slurm/test_smoke_dag.py": "slurm",  # the session cluster: the smoke DAG, then
-    "tests/slurm/test_pending_reason.py": "slurm",  # a job pending on a DOWN node of it
-}
-
-
-def _path(item: pytest.Item) -> str:
-    return Path(str(item.fspath)).relative_to(REPO_ROOT).as_posix()
-
-
 def _rank(item: pytest.Item) -> int:
-    starts = [i for i, prefix in enumerate(LONGEST_FIRST) if _path(item).startswith(prefix)]
+    path = Path(str(item.fspath)).relative_to(REPO_ROOT).as_posix()
+    starts = [i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)]
     return starts[0] if starts else len(LONGEST_FIRST)
 
 
-def _unit(item: pytest.Item) -> str:
-    shared = [group for folder, group in SHARED_WORKER.items() if _path(item).startswith(folder)]
-    return shared[0] if shared else item.nodeid.split("::")[0]
-
-
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` every test runs on the worker of its unit (an xdist_group): its
-    folder's in SHARED_WORKER, else its module's. Units are ordered longest first (stable
-    otherwise)."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_unit(item)))
+    """Test files ordered longest first (stable otherwise): xdist hands them out in this order."""
     items.sort(key=_rank)
 
 
@@ -195,6 +176,5 @@ def smoke_dag(tmp_path_factory) -> Path:
     """A fresh-clone copy of the workflow after one whole smoke DAG run (configs/smoke.yaml:
     data, SFT base, 7 trainings, evaluation, report), once per pytest run: every test that reads
     its outputs (tests/pipeline/test_smoke.py, the make-eval comparison) shares it. Read-only:
-    dry runs (``-n``) only, and outputs written elsewhere. Tests that use it carry
-    ``xdist_group("smoke_dag")`` so that one worker runs them all after the DAG."""
+    dry runs (``-n``) only, and outputs written elsewhere."""
     return built_once(tmp_path_factory, "smoke_dag", _run_smoke_dag)

@@ -216,7 +216,6 @@ DAG_PASSK = "results/smoke/eval/tiny/base/seed0/synthetic/passk.json"
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("smoke_dag")
 def test_make_eval_of_the_tiny_checkpoint_gives_the_dags_row(smoke_dag, tmp_path):
     """The smoke DAG (the session's run, tests/conftest.py) builds and SFTs the tiny model and
     evaluates it (run base); `make eval` of that checkpoint on the same profile writes the same

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("smoke_dag")]
+pytestmark = pytest.mark.slow
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 1800) -> subprocess.CompletedProcess:

@@ -41,7 +41,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(items):
-    """Every test here is marked slurm (under xdist they share one worker: tests/conftest.py)."""
+    """Every test here is marked slurm."""
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
