@@ -95,9 +95,8 @@ reproduce: setup
 ## The test suite, slow end-to-end tests included; CI runs exactly this (time: docs/testing.md).
 ## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers, one test file at a time per
 ## worker, the longest files first (tests/conftest.py). Beside it, the engine tests run
-## in .engine-venv (mostly waiting on Ray and vLLM start-ups, the longest chain of the suite: the
-## main suite runs at a lower CPU priority so those start-ups are not starved); their output goes
-## to logs/test-engine.log and is printed when both have ended. PACS_APT=1 lets the SLURM tests
+## in .engine-venv (mostly waiting on Ray and vLLM start-ups; the longest chain of the suite);
+## their output goes to logs/test-engine.log and is printed when both have ended. PACS_APT=1 lets the SLURM tests
 ## apt-get install slurm-wlm, munge, slurmdbd and mariadb-server (CI sets it); without it, on a
 ## host without them, those tests skip and say so.
 TEST_WORKERS ?= 4
@@ -110,7 +109,7 @@ test: setup engine-env
 	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
 	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
 	  $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
-	  engine=$$!; nice -n 10 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS); \
+	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS); \
 	  main=$$?; \
 	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
 	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \
