@@ -45,6 +45,13 @@ def stop_owned(token: str, grace_s: float = GRACE_S) -> int:
     """SIGTERM to every process marked ``token``, SIGKILL to those alive after ``grace_s``;
     how many there were."""
     procs = owned_by(token)
+    stop_processes(procs, grace_s)
+    return len(procs)
+
+
+def stop_processes(procs: list[psutil.Process], grace_s: float = GRACE_S) -> None:
+    """SIGTERM to every one of ``procs`` at once (as ``ray stop`` does), SIGKILL to those still
+    alive after ``grace_s``."""
     for proc in procs:
         try:
             proc.terminate()
@@ -57,7 +64,6 @@ def stop_owned(token: str, grace_s: float = GRACE_S) -> int:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(alive, timeout=5)
-    return len(procs)
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from pacs.verl_plugin.cluster.owner import stop_processes
 from pacs.verl_plugin.cluster.ray_start import START_WAIT_ENV, start_wait_s
 from pacs.verl_plugin.cluster.slurm import (
     interface_ipv4,
@@ -57,18 +58,7 @@ def stop_tree(root: psutil.Process, grace_s: float | None = None) -> None:
         procs = [*root.children(recursive=True), root]
     except psutil.NoSuchProcess:
         return
-    for proc in procs:
-        try:
-            proc.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _, alive = psutil.wait_procs(procs, timeout=GRACE_S if grace_s is None else grace_s)
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=5)
+    stop_processes(procs, GRACE_S if grace_s is None else grace_s)
 
 
 def bound_to(ray_args: list[str], ip: str) -> list[str]:
