@@ -388,6 +388,14 @@ def test_a_profile_is_found_by_name_folder_or_file(tmp_path, monkeypatch):
         preflight.find_profile("nocluster", home)
 
 
+def _make_preflight(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    return subprocess.run(
+        ["make", "-s", "preflight", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
 def test_make_preflight_reads_the_profile_it_is_given(tmp_path):
     """PROFILE=<name> as `snakemake --profile` takes it: here ./<name> in the repo root would be
     the repo's own files, so a folder path; the table shows that profile's partition."""
@@ -395,24 +403,7 @@ def test_make_preflight_reads_the_profile_it_is_given(tmp_path):
     profile["default-resources"].update(slurm_partition="gpuq7", slurm_account="lab42")
     (tmp_path / "mycluster").mkdir()
     (tmp_path / "mycluster" / "config.yaml").write_text(yaml.safe_dump(profile))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-    result = subprocess.run(
-        ["make", "-s", "preflight", f"PROFILE={tmp_path / 'mycluster'}"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = _make_preflight(f"PROFILE={tmp_path / 'mycluster'}")
     assert "PASS  slurm_partition" in result.stdout and "gpuq7" in result.stdout, result.stderr
-    missing = subprocess.run(
-        ["make", "-s", "preflight", "PROFILE=nocluster"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    missing = _make_preflight("PROFILE=nocluster")
     assert missing.returncode != 0 and "no SLURM profile 'nocluster'" in missing.stderr
