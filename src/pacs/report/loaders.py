@@ -59,6 +59,7 @@ PASSK_COLUMNS = [
     "ci_high",
     "n_problems",
     "n_min",
+    "truncated_share",
     "file",
 ]
 DIVERSITY_COLUMNS = [
@@ -212,6 +213,8 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
     agree(path, "seed", need(obj, "seed", "int", where), seed)
     n_problems = need(obj, "n_problems", "int", where)
     n_min = need(obj, "n_min", "int", where)
+    # share of responses cut at the token budget; passk.json files older than the field have none
+    truncated = need(obj, "truncated_share", "rate", where) if "truncated_share" in obj else None
     base = {
         "model": model,
         "run": run,
@@ -219,6 +222,7 @@ def read_passk_file(path: Path, root: Path) -> list[dict[str, Any]]:
         "benchmark": benchmark,
         "n_problems": n_problems,
         "n_min": n_min,
+        "truncated_share": truncated,
         "file": str(path),
     }
     rows = []

@@ -169,6 +169,8 @@ def table1(ctx: ReportContext) -> TableDoc | None:
         return None
     notes.extend(TABLE1_NOTES)
     notes.extend(not_in_paper_note(runs))
+    cut = [truncation_section(ctx, model, df[df["model"] == model], runs) for model in ctx.models]
+    sections.extend(section for section in cut if section is not None)
     paper_t1 = _paper_table1(ctx)
     if paper_t1 is not None:
         sections.append(paper_t1)
@@ -182,6 +184,31 @@ def table1(ctx: ReportContext) -> TableDoc | None:
         notes,
         "Table 1: pass@1 per benchmark and Avg., base vs methods, paper beside ours",
     )
+
+
+def truncation_section(
+    ctx: ReportContext, model: str, sub: pd.DataFrame, runs: list[RunInfo]
+) -> Section | None:
+    """The share of responses cut at the token budget (``finish_reason`` = length), in %, per
+    run and benchmark, mean over seeds: a pass@1 lost to the cut is not a wrong answer, and a
+    reader must see how often it happened. None when no passk.json of ``model`` records it."""
+    sub = sub.dropna(subset=["truncated_share"])
+    if sub.empty:
+        return None
+    share = sub.groupby(["run", "benchmark"])["truncated_share"].mean() * 100.0
+    benches = [b for b in ctx.benchmarks if b in set(sub["benchmark"])]
+    rows = [
+        [run.label, *[_percent(share.get((run.name, b))) for b in benches]]
+        for run in runs
+        if run.name in set(sub["run"])
+    ]
+    header = ["Method", *[benchmark_label(b) for b in benches]]
+    heading = f"{ctx.model_label(model)}: responses cut at the token budget (%, mean over seeds)"
+    return Section(heading, pd.DataFrame(rows, columns=header))
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.1f}"
 
 
 def not_in_paper_note(runs: list[RunInfo]) -> list[str]:
