@@ -207,13 +207,18 @@ def eval_spec(spec: Profile, args: argparse.Namespace):
         raise EvalError(f"the evaluation settings are invalid: {err}") from None
 
 
-def prompt_format(args: argparse.Namespace, entry) -> tuple[bool | None, list[str]]:
+def prompt_format(
+    args: argparse.Namespace, entry, profile_system: str | None = None
+) -> tuple[bool | None, list[str]]:
     """Thinking mode and the --system-prompt / --chat-template flags: the command line's, else
-    the released entry's documented format, else the profile's thinking mode and no others."""
+    the released entry's documented format, else the profile's (thinking mode, system turn), as
+    the DAG evaluates its own runs."""
     thinking = args.enable_thinking
     system = args.system_prompt
     template = args.chat_template
-    if entry is not None:
+    if entry is None:
+        system = profile_system if system is None else system
+    else:
         thinking = entry.enable_thinking if thinking is None else thinking
         system = entry.system_prompt if system is None else system
         template = template or (Path(entry.chat_template) if entry.chat_template else None)
@@ -230,7 +235,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
     model = check_model(args.model) if args.model else f"generations:{args.generations}"
     entry = released_entry(spec, args.model) if args.model else None
     benchmarks = check_benchmarks(args.benchmarks or list(spec.data.benchmarks))
-    thinking, prompt_args = prompt_format(args, entry)
+    thinking, prompt_args = prompt_format(args, entry, spec.prompt.system_prompt)
     if thinking is None:  # as the DAG: the profile's switch unless the model's entry sets one
         thinking = spec.prompt.enable_thinking
     given = args.name is not None

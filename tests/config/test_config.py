@@ -142,6 +142,10 @@ def test_the_issue_cases_fail_at_load():
         ),
         (lambda c: c["train"].pop("steps"), "train.steps: required by the tiny engine"),
         (
+            lambda c: c["prompt"].update(system_prompt="You are a helpful assistant."),
+            "prompt.system_prompt: the tiny engine's prompts have no system turn",
+        ),
+        (
             lambda c: c["runs"]["pacs"].update(models=["big"]),
             "runs.pacs.models: ['big'] are not in models (['tiny'])",
         ),

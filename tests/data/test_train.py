@@ -83,6 +83,23 @@ def test_exact_duplicate_problems_are_dropped_and_counted(tmp_path, caplog):
     assert "dropped 2 exact duplicate problems" in caplog.text
 
 
+def test_a_system_turn_goes_before_every_problem_and_into_the_manifest(tmp_path):
+    src = tmp_path / "ds.json"
+    src.write_text(json.dumps(_records(("What is 5*5?", "25"), ("What is 1+1?", "2"))))
+    system = "You are a helpful assistant."
+    out = prepare_train("local", tmp_path / "train.parquet", path=src, system_prompt=system)
+    prompts = [r["prompt"] for r in pq.read_table(out).to_pylist()]
+    assert [p[0] for p in prompts] == [{"role": "system", "content": system}] * 2
+    assert [p[1]["content"] for p in prompts] == [
+        "What is 5*5?" + PROMPT_SUFFIX,
+        "What is 1+1?" + PROMPT_SUFFIX,
+    ]
+    manifest = json.loads((tmp_path / "train.manifest.json").read_text())
+    assert manifest["system_prompt"] == system
+    plain = prepare_train("local", tmp_path / "plain.parquet", path=src)
+    assert [len(r["prompt"]) for r in pq.read_table(plain).to_pylist()] == [1, 1]
+
+
 def test_a_problem_repeated_with_another_gold_is_kept_and_reported(caplog):
     rows = convert_deepscaler(
         _records(("p", "1"), ("q", "7"), ("p", "2"), ("p", "1"), ("p", "2")), "ds.json"

@@ -154,6 +154,30 @@ def test_a_released_model_gets_its_documented_prompt_format(tiny_model_dir, tmp_
     assert plan.generate_args.endswith("--no-enable-thinking")
 
 
+def test_the_profiles_system_turn_applies_to_a_model_that_is_not_a_released_one(tmp_path):
+    """prompt.system_prompt (configs/overlays/paper_system_turn.yaml) is how the DAG evaluates our
+    runs, so `make eval` of any checkpoint sends it too; a released model keeps its own."""
+    cfg = yaml.safe_load((REPO / "configs" / "paper.yaml").read_text())
+    cfg["prompt"]["system_prompt"] = "You are a helpful assistant."
+    config = tmp_path / "paper_system.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+
+    def prompt_args(*argv: str) -> list[str]:
+        return evaluate.make_plan(evaluate.parse_args(["--config", str(config), *argv])).prompt_args
+
+    assert prompt_args("--model", "Qwen/Qwen3-8B") == [
+        "--system-prompt",
+        "You are a helpful assistant.",
+    ]
+    assert prompt_args("--model", "Qwen/Qwen3-8B", "--system-prompt", "Mine.") == [
+        "--system-prompt",
+        "Mine.",
+    ]
+    assert prompt_args("--model", "Qwen/Qwen3-14B") == []  # released: its card documents none
+    default = evaluate.make_plan(evaluate.parse_args(["--model", "Qwen/Qwen3-8B"]))
+    assert default.prompt_args == []  # configs/paper.yaml: no system turn
+
+
 def test_the_system_prompt_reaches_the_samples_meta(tiny_model_dir, tmp_path, data_root):
     """The flags go to generate (its meta records them while it runs; samples are the same form)."""
     out = tmp_path / "out"

@@ -261,7 +261,14 @@ def train_source_args(wildcards=None) -> str:
     overlong prompts are filtered with the first model's tokenizer (App. C: max prompt 1024)."""
     source = f"--source local --path {DATA.train_path}" if DATA.train_path else "--source hf"
     return (f"{source} --tokenizer {model_weights(MODELS[0])} "
-            f"--max-prompt-length {SPEC.train.max_prompt_length}")
+            f"--max-prompt-length {SPEC.train.max_prompt_length}{system_prompt_args()}")
+
+
+def system_prompt_args() -> str:
+    """The profile's system turn (prompt.system_prompt) as a flag with a leading space; "" when
+    there is none, so the commands stay as they were."""
+    system = SPEC.prompt.system_prompt
+    return "" if system is None else f" --system-prompt {shlex.quote(system)}"
 
 
 def train_tokenizer_download(wildcards=None) -> list[str]:
@@ -325,11 +332,12 @@ def generate_args(wildcards=None, n=None) -> str:
 
 
 def released_prompt_args(wildcards) -> str:
-    """A released model's documented prompt format as generate flags, with a leading space ("" for
-    every other evaluation, so their commands stay as they were)."""
+    """A released model's documented prompt format as generate flags, with a leading space; for
+    our own runs the profile's system turn ("" when it has none, so the commands stay as they
+    were)."""
     job = tree_job(wildcards.tree)
     if job["run"] != RELEASED_RUN:
-        return ""
+        return system_prompt_args()
     model = RELEASED[job["model"]]
     flags = ""
     if model.enable_thinking is not None:

@@ -218,6 +218,8 @@ def _engine_problems(p: Profile) -> list[str]:
             problems.append(f"models.{key}: needs `path` or `hf_id`")
     if tiny and p.data.synthetic is None:
         problems.append("data.synthetic: required by the tiny engine")
+    if tiny and p.prompt.system_prompt is not None:
+        problems.append("prompt.system_prompt: the tiny engine's prompts have no system turn")
     if not tiny:
         problems += _verl_pacs_problems(p)
     return problems

@@ -48,6 +48,11 @@ class PromptSpec:
     """Qwen3's chat-template switch, for training (verl ``data.apply_chat_template_kwargs``) and
     evaluation alike. Default: what verl renders when told nothing (its kwargs are ``{}`` and
     Qwen3's template then thinks); templates without a thinking mode ignore it."""
+    system_prompt: Str | None = None
+    """A system turn before every problem, in training (the verl parquet's prompts) and in the
+    evaluation of our runs and of ``make eval``; null: the user turn alone. Table 1's released
+    models keep their own (``eval.released.<key>.system_prompt``). The verl engine only: the tiny
+    engine's synthetic prompts have no system turn."""
 
 
 @spec

@@ -105,6 +105,18 @@ def user_prompt(content: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": content}]
 
 
+def with_system_prompt(messages: list[dict], system_prompt: str | None) -> list[dict]:
+    """``messages`` with a system turn in front (config ``prompt.system_prompt`` for our runs, a
+    released model's documented one for Table 1); unchanged when ``system_prompt`` is None. A
+    prompt that has a system turn already is refused: two system turns would be a prompt no model
+    was trained on."""
+    if system_prompt is None:
+        return messages
+    if any(m.get("role") == "system" for m in messages):
+        raise ValueError("the prompt has a system turn already; --system-prompt would add another")
+    return [{"role": "system", "content": system_prompt}, *messages]
+
+
 def math_row(
     benchmark: str, pid: str, problem: str, answer: str, solution: str | None = None
 ) -> dict[str, Any]:

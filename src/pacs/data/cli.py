@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--tokenizer", help="tokenizer dir or hub id; drops prompts over --max-prompt-length"
     )
     p.add_argument("--max-prompt-length", type=int, default=1024, help="tokens (App. C: 1024)")
+    p.add_argument(
+        "--system-prompt", help="a system turn before every problem (config prompt.system_prompt)"
+    )
 
     p = sub.add_parser("prepare-eval", help="one benchmark -> prepared JSONL + manifest")
     p.add_argument("--benchmark", choices=ALL_BENCHMARKS, required=True)
@@ -95,7 +98,13 @@ def _run(args: argparse.Namespace) -> None:
 
     if args.command == "prepare-train":
         prepare.prepare_train(
-            args.source, args.out, args.path, args.revision, args.tokenizer, args.max_prompt_length
+            args.source,
+            args.out,
+            args.path,
+            args.revision,
+            args.tokenizer,
+            args.max_prompt_length,
+            args.system_prompt,
         )
     elif args.command == "prepare-eval":
         window = None if args.all_dates else (args.start_date, args.end_date)

@@ -12,7 +12,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pacs.data.benchmarks import ALL_BENCHMARKS, MATH_BENCHMARKS, check_unique_ids, convert_math
+from pacs.data.benchmarks import (
+    ALL_BENCHMARKS,
+    MATH_BENCHMARKS,
+    check_unique_ids,
+    convert_math,
+    with_system_prompt,
+)
 from pacs.data.errors import DataError
 from pacs.data.files import write_with_manifest
 from pacs.data.livecodebench import PAPER_WINDOW, check_nonempty, convert_records
@@ -112,8 +118,10 @@ def prepare_train(
     revision: str | None = None,
     tokenizer: str | Path | None = None,
     max_prompt_length: int = 1024,
+    system_prompt: str | None = None,
 ) -> Path:
-    """Write DeepScaleR as verl parquet ``out`` and ``<stem>.manifest.json``; return ``out``."""
+    """Write DeepScaleR as verl parquet ``out`` and ``<stem>.manifest.json``; return ``out``.
+    ``system_prompt``: a system turn put before every problem (counted in the prompt length)."""
     from pacs.data.train import convert_deepscaler, drop_duplicates, filter_overlong, write_parquet
 
     prov = _provenance("deepscaler", source, path, revision)
@@ -123,6 +131,7 @@ def prepare_train(
         label = SOURCES["deepscaler"].label(prov["revision"])
         rows = convert_deepscaler(load_hf_records("deepscaler", prov["revision"]), label)
     rows, duplicates, conflicting = drop_duplicates(rows)
+    rows = [{**row, "prompt": with_system_prompt(row["prompt"], system_prompt)} for row in rows]
     dropped = 0
     if tokenizer is not None:
         from transformers import AutoTokenizer
@@ -137,6 +146,7 @@ def prepare_train(
     extra = {
         "tokenizer": str(tokenizer) if tokenizer is not None else None,
         "max_prompt_length": max_prompt_length if tokenizer is not None else None,
+        "system_prompt": system_prompt,
         "duplicates_dropped": duplicates,
         "conflicting_duplicates": conflicting,
     }

@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pacs.data.benchmarks import with_system_prompt  # noqa: F401  (re-exported)
+
 BACKENDS = ("hf", "vllm")
 DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (pacs.evaluation.generate)
 # Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
@@ -71,17 +73,6 @@ def prompt_token_ids(
 def engine_failures(samples: Sequence[Sample]) -> int:
     """How many samples ended for a reason other than an ordinary answer (an engine failure)."""
     return sum(s["finish_reason"] not in ANSWER_FINISH_REASONS for s in samples)
-
-
-def with_system_prompt(messages: list[dict], system_prompt: str | None) -> list[dict]:
-    """``messages`` with a system turn in front (a released model's documented system prompt);
-    unchanged when ``system_prompt`` is None. A prompt that has a system turn already is refused:
-    two system turns would be a prompt no model was trained on."""
-    if system_prompt is None:
-        return messages
-    if any(m.get("role") == "system" for m in messages):
-        raise ValueError("the prompt has a system turn already; --system-prompt would add another")
-    return [{"role": "system", "content": system_prompt}, *messages]
 
 
 def use_chat_template(tokenizer, model: str, template: str | None) -> None:
