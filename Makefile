@@ -22,7 +22,7 @@ UV_VERSION  := 0.13.9
 $(VENV)/.installed: pyproject.toml $(CPU_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q torch==2.13.0 uv==$(UV_VERSION)
-	$(BIN)/uv pip install --python $(BIN)/python --no-deps --require-hashes -r $(CPU_LOCK)
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps --require-hashes --compile-bytecode -r $(CPU_LOCK)
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
 	touch $@
 
@@ -55,7 +55,7 @@ engine-env: $(ENGINE_VENV)/.installed
 
 $(ENGINE_VENV)/.installed: $(ENGINE_LOCK) envs/vllm-metadata-alias/pyproject.toml pyproject.toml | $(UV)
 	$(UV) venv --allow-existing --python $(ENGINE_PYTHON) $(ENGINE_VENV)
-	$(UV) pip sync --python $(ENGINE_BIN)/python --require-hashes $(ENGINE_LOCK)
+	$(UV) pip sync --python $(ENGINE_BIN)/python --require-hashes --compile-bytecode $(ENGINE_LOCK)
 	$(UV) pip install --python $(ENGINE_BIN)/python --no-deps -e . ./envs/vllm-metadata-alias
 	$(ENGINE_BIN)/python -m pacs.verl_plugin.launch.engine_check
 	touch $@
@@ -77,7 +77,7 @@ gpu-env:
 	  conda activate pacs): Python 3.12 needed, python here is {sys.executable}")'
 	@PATH='$(CALLER_PATH)' command -v uv >/dev/null || { echo "make gpu-env: no uv on the PATH;" \
 	  "environment.yml installs it (conda env create -f environment.yml; conda activate pacs)" >&2; exit 2; }
-	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps --require-hashes \
+	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps --require-hashes --compile-bytecode \
 	  -r $(GPU_LOCK) -r envs/gpu/flash-attn.txt
 	PATH='$(CALLER_PATH)' uv pip install --python $(GPU_PYTHON) --no-deps -e .
 
@@ -96,9 +96,10 @@ reproduce: setup
 ## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers, one test file at a time per
 ## worker, the longest files first (tests/conftest.py). Beside it, the engine tests run
 ## in .engine-venv (mostly waiting on Ray and vLLM start-ups; the longest chain of the suite);
-## their output goes to logs/test-engine.log and is printed when both have ended. PACS_APT=1 lets the SLURM tests
-## apt-get install slurm-wlm, munge, slurmdbd and mariadb-server (CI sets it); without it, on a
-## host without them, those tests skip and say so.
+## their output goes to logs/test-engine.log and is printed when both have ended. What both read
+## (the verl smoke's SFT-warmed base) is built once for both, in a fresh folder removed after.
+## PACS_APT=1 lets the SLURM tests apt-get install slurm-wlm, munge, slurmdbd and mariadb-server
+## (CI sets it); without it, on a host without them, those tests skip and say so.
 TEST_WORKERS ?= 4
 TEST_ARGS ?=         # more pytest arguments for the main suite (e.g. --junitxml=main.xml)
 ENGINE_TEST_ARGS ?=  # and for the engine tests
@@ -107,7 +108,9 @@ export PACS_APT
 test: setup engine-env
 	@mkdir -p $(dir $(ENGINE_LOG))
 	@echo "[make test] the engine tests run beside the main suite; their log: $(ENGINE_LOG)"
-	@$(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
+	@shared=$$(mktemp -d "$${TMPDIR:-/tmp}/pacs-test-shared.XXXXXX"); \
+	  export PACS_TEST_SHARED_DIR=$$shared; trap 'rm -rf "$$shared"' EXIT; \
+	  $(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
 	  $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
 	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS); \
 	  main=$$?; \

@@ -117,12 +117,19 @@ def local_slurm_workflow(tmp_path_factory) -> Path:
     return work
 
 
+# Set by `make test` to one fresh folder for both suites (the main suite and the engine tests,
+# two pytest runs in two environments): what built_once builds there is built once for both.
+SHARED_BUILDS = "PACS_TEST_SHARED_DIR"
+
+
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """``build(folder)`` run once per pytest run, however many xdist workers ask (the first one
-    builds under a file lock, the others wait and reuse it); a build that failed is retried.
-    Callers read the folder and write their own outputs elsewhere."""
+    builds under a file lock, the others wait and reuse it), or once per ``make test`` for both
+    of its pytest runs (``$PACS_TEST_SHARED_DIR``); a build that failed is retried. Callers read
+    the folder and write their own outputs elsewhere."""
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = Path(os.environ.get(SHARED_BUILDS) or root)
     folder = root / f"built-{name}"
     with FileLock(f"{folder}.lock"):
         if not (folder / ".built").is_file():
@@ -153,7 +160,8 @@ VERL_SMOKE = REPO_ROOT / "configs" / "verl_smoke.yaml"
 def verl_smoke_base(tmp_path_factory) -> Path:
     """The verl smoke's inputs (``python -m pacs.tiny.smoke --config configs/verl_smoke.yaml``):
     ``data/`` (train.parquet, test.jsonl) and the SFT-warmed ``model/base``, built once per run
-    for every test that trains verl on it (on CPU, through SLURM). Read-only: copy to change."""
+    for every test that trains verl on it (on CPU, through SLURM, with verl's vLLM rollout) or
+    samples it with vLLM. Read-only: copy to change."""
     return built_once(tmp_path_factory, "verl_smoke_base", _build_verl_smoke_base)
 
 

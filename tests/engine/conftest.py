@@ -7,6 +7,7 @@ else (the main ``.venv`` has no vLLM) every test here is skipped with the comman
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,12 @@ import pytest
 from pacs.verl_plugin.launch.engine_check import engine_problem
 
 HERE = Path(__file__).resolve().parent
+# On vLLM's CPU platform the KV cache takes gpu_memory_utilization (0.3 here) of the host's RAM:
+# 7 GB on a 24 GB machine, per engine, for a tiny model that needs a few MB. Two engines beside
+# the main suite's Ray clusters filled CI's 24 GB and Ray's memory monitor killed a verl run.
+# vLLM's own setting caps it at 1 GiB for every engine these tests start (in-process, in a
+# subprocess, in verl's Ray workers: they inherit the environment).
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 PROBLEM = engine_problem(import_vllm=False)
 
 

@@ -18,6 +18,7 @@ itself by teacher forcing the base model with transformers in fp32.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -39,10 +40,11 @@ TEST_LR = 5e-4
 STALE_FACTOR = 5.0  # a stale rollout is further from the updated actor than bf16 noise by this
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
+KV_CACHE_GIB = os.environ["VLLM_CPU_KVCACHE_SPACE"]  # tests/engine/conftest.py
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory, request) -> Path:
+def chain(tmp_path_factory, request, verl_smoke_base) -> Path:
     out = tmp_path_factory.mktemp("verl_vllm_smoke")
     dump = out / "rollout_dump"
     cmd = [
@@ -57,8 +59,13 @@ def chain(tmp_path_factory, request) -> Path:
         "vllm",
         "--device",
         "cpu",
+        "--base",  # the run's one SFT-warmed base (tests/conftest.py), not a fourth build
+        str(verl_smoke_base),
         "--",
         f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_ROLLOUT_DUMP_DIR={dump}",
+        # the rollout engine's KV cache capped as for every engine here (tests/engine/conftest.py)
+        # (quoted: Hydra reads a bare 1 as an int, and Ray takes strings only)
+        f"+ray_kwargs.ray_init.runtime_env.env_vars.VLLM_CPU_KVCACHE_SPACE='{KV_CACHE_GIB}'",
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     # what the chain leaves running (its Ray, vLLM's engine), even if it is killed, and nothing else
@@ -101,8 +108,9 @@ def test_chain_trains_stops_resumes_merges_and_evaluates_with_vllm(chain):
     passk = json.loads((chain / "eval" / "passk.json").read_text())
     assert passk["n_problems"] == len(bench) and passk["pass_at_k"][0]["k"] == 1
     report = (chain / "smoke_report.md").read_text()
-    for part in ("build", "train", "resume", "evaluate", "grade", "passk", "total"):
+    for part in ("train", "resume", "evaluate", "grade", "passk", "total"):
         assert f"| {part} |" in report
+    assert "| build |" not in report  # the base was linked (--base), not built again
 
 
 def _base_log_probs(model, prompt: torch.Tensor, response: torch.Tensor) -> torch.Tensor:

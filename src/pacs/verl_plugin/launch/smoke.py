@@ -6,7 +6,9 @@ end.
         [--rollout hf|vllm] [--device auto|cpu|cuda] [-- extra Hydra overrides for both launches]
 
 Parts, each a subprocess of the same Python, timed:
-1. ``build``: the synthetic data and the SFT-warmed tiny model (``pacs.tiny.smoke``);
+1. ``build``: the synthetic data and the SFT-warmed tiny model (``pacs.tiny.smoke``); with
+   ``--base DIR`` a folder that command already built is linked instead (``DIR/data``,
+   ``DIR/model``: one base for several chains, as the test suite does);
 2. ``train``: the launcher (``pacs.verl_plugin.launch.train``) for 2 steps, checkpoint, stop;
 3. ``resume``: a second launch resumes from the step-2 checkpoint for the last step, then
    converts the logs and merges the checkpoint into an HF folder (``train/model``);
@@ -99,8 +101,34 @@ def _evaluation(args: argparse.Namespace, out: Path, eval_args: list[str]):
 def chain(args: argparse.Namespace, eval_args: list[str]) -> list[tuple[str, list[str]]]:
     """(part, command) in order; ``eval_args``: the generate flags of the chosen backend."""
     out = args.out.resolve()
-    build = ("build", _python("pacs.tiny.smoke", "--config", args.config, "--out", out))
-    return [build, *_training(args, out), *_evaluation(args, out, eval_args)]
+    build = (
+        []
+        if args.base
+        else [("build", _python("pacs.tiny.smoke", "--config", args.config, "--out", out))]
+    )
+    return [*build, *_training(args, out), *_evaluation(args, out, eval_args)]
+
+
+BASE_PARTS = ("data", "model")  # what pacs.tiny.smoke writes and the launches read
+
+
+def link_base(base: Path, out: Path) -> None:
+    """``out/data`` and ``out/model`` as links to a base built by ``pacs.tiny.smoke``."""
+    needed = ("data/train.parquet", "data/test.jsonl", "model/base/config.json")
+    missing = [name for name in needed if not (base / name).is_file()]
+    if missing:
+        raise SystemExit(
+            f"verl-smoke: --base {base} is not a folder built by pacs.tiny.smoke "
+            f"(missing: {', '.join(missing)})"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for name in BASE_PARTS:
+        link = out / name
+        if link.is_symlink():
+            link.unlink()
+        if link.exists():
+            raise SystemExit(f"verl-smoke: {link} exists; --base links it (use a fresh --out)")
+        link.symlink_to(base.resolve() / name)
 
 
 def generate_flags(profile, backend: str) -> list[str]:
@@ -182,6 +210,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="verl rollout: hf (quick) or vllm (verl's own; on CPU the engine env)",
     )
     p.add_argument("--device", choices=DEVICES, default="auto")
+    p.add_argument(
+        "--base",
+        type=Path,
+        help="a folder built by `python -m pacs.tiny.smoke` with the same --config: its data "
+        "and SFT-warmed model are linked instead of building them again",
+    )
     p.add_argument("extra", nargs="*", help="extra Hydra overrides for both launches (after --)")
     return p.parse_args(argv)
 
@@ -195,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backend = "vllm" if args.rollout == "vllm" else "hf"
     out = args.out.resolve()
+    if args.base:
+        link_base(args.base, out)
     times = {}
     for name, cmd in chain(args, generate_flags(profile, backend)):
         times[name] = run_part(name, cmd, out / "logs" / f"{name}.log")
