@@ -6,18 +6,23 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 # Stages run by the tests (and their Snakemake subprocesses) keep their progress lines off the
 # terminal of whoever runs pytest (pacs.progress.ConsoleBar).
 os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
+# Ray's node registration may wait this long (PACS_RAY_START_WAIT_S; 300 s by default): on 2
+# loaded cores a local node once took longer than 300 s. A safety net for the suite, not a goal.
+os.environ.setdefault("PACS_RAY_START_WAIT_S", "900")
 
 
 # The slowest test files first (measured: docs/testing.md). make test runs pytest-xdist with
@@ -127,9 +132,7 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     builds under a file lock, the others wait and reuse it), or once per ``make test`` for both
     of its pytest runs (``$PACS_TEST_SHARED_DIR``); a build that failed is retried. Callers read
     the folder and write their own outputs elsewhere."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    root = Path(os.environ.get(SHARED_BUILDS) or root)
+    root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
     folder = root / f"built-{name}"
     with FileLock(f"{folder}.lock"):
         if not (folder / ".built").is_file():
@@ -138,6 +141,69 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
             build(folder)
             (folder / ".built").touch()
     return folder
+
+
+# At most this many heavy process trees (a verl launch with its local Ray, a Snakemake DAG run, a
+# vLLM engine start-up) at once across both suites of a `make test`. The run is CPU-bound (2 cores:
+# 55 CPU-minutes in 29 minutes of wall time, measured); with every heavy test started together a
+# Ray node took over 300 s to register and the sandbox's 2 s start-up limit was missed. Fewer at
+# a time finish sooner each and the light tests fill the cores beside them.
+HEAVY_SLOTS = int(os.environ.get("PACS_TEST_HEAVY_SLOTS", "3"))
+
+
+@contextmanager
+def _heavy_slot(root: Path, slots: int = HEAVY_SLOTS) -> Iterator[None]:
+    """Hold one of ``slots`` file locks under ``root`` (shared by every worker and both suites)
+    while the block runs. Only leaf work may run inside (a subprocess, an engine start-up), never
+    a fixture that may itself wait, so no holder ever waits on another."""
+    root.mkdir(parents=True, exist_ok=True)
+    locks = [FileLock(str(root / f"heavy-slot-{i}.lock")) for i in range(slots)]
+    while True:
+        for lock in locks:
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                continue
+            try:
+                yield
+            finally:
+                lock.release()
+            return
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="session")
+def heavy_slot(tmp_path_factory) -> Callable[[], AbstractContextManager[None]]:
+    """``with heavy_slot(): ...`` runs a heavy process tree (see HEAVY_SLOTS) when a slot is free."""
+    root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
+    return lambda: _heavy_slot(root)
+
+
+@pytest.fixture(scope="session")
+def run_launch(heavy_slot) -> Callable[..., None]:
+    """``run_launch(argv, log, timeout=1200)``: one launch (verl's trainer with its local Ray, a
+    generation) in a heavy slot, its output in ``log``; what it left running is stopped after it,
+    and nothing else (``owned_env``); a failure shows the log's tail. The timeout is a safety net,
+    not a time goal."""
+    from pacs.verl_plugin.cluster.owner import owned_env
+
+    def run(args: list[str], log: Path, timeout: int = 1200) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with heavy_slot(), log.open("w") as fh, owned_env(env) as owned:
+            proc = subprocess.run(
+                args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=owned, timeout=timeout
+            )
+        if proc.returncode != 0:
+            tail = "\n".join(log.read_text().splitlines()[-60:])
+            pytest.fail(f"{' '.join(args[:4])} ... exited {proc.returncode}; log tail:\n{tail}")
+
+    return run
+
+
+def _run_root(tmp_path_factory) -> Path:
+    """The folder shared by every xdist worker of this pytest run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _build_verl_smoke_base(out: Path) -> None:
@@ -180,9 +246,14 @@ def _run_smoke_dag(work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def smoke_dag(tmp_path_factory) -> Path:
+def smoke_dag(tmp_path_factory, heavy_slot) -> Path:
     """A fresh-clone copy of the workflow after one whole smoke DAG run (configs/smoke.yaml:
     data, SFT base, 7 trainings, evaluation, report), once per pytest run: every test that reads
     its outputs (tests/pipeline/test_smoke.py, the make-eval comparison) shares it. Read-only:
     dry runs (``-n``) only, and outputs written elsewhere."""
-    return built_once(tmp_path_factory, "smoke_dag", _run_smoke_dag)
+
+    def build(work: Path) -> None:
+        with heavy_slot():
+            _run_smoke_dag(work)
+
+    return built_once(tmp_path_factory, "smoke_dag", build)

@@ -69,6 +69,7 @@ def chain(tmp_path_factory, request, verl_smoke_base) -> Path:
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     # what the chain leaves running (its Ray, vLLM's engine), even if it is killed, and nothing else
+    # no heavy slot (tests/conftest.py): the suite's longest chain starts as soon as its base is built
     with owned_env() as env:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S, check=False, env=env

@@ -58,10 +58,12 @@ def smoke(verl_smoke_base) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def engine(smoke) -> VLLMBackend:
-    """The session's one vLLM engine, with the backend's defaults for this platform."""
+def engine(smoke, heavy_slot) -> VLLMBackend:
+    """The session's one vLLM engine, with the backend's defaults for this platform (its
+    start-up in a heavy slot: tests/conftest.py)."""
     start = time.perf_counter()
-    backend = VLLMBackend(str(smoke["model"]), seed=0)
+    with heavy_slot():
+        backend = VLLMBackend(str(smoke["model"]), seed=0)
     print(f"\nvllm engine start-up: {time.perf_counter() - start:.0f} s, {backend.settings()}")
     return backend
 

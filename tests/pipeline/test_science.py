@@ -102,9 +102,12 @@ def _shrunken(work: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_shrunken_science_profile_end_to_end(workflow_copy):
+def test_shrunken_science_profile_end_to_end(workflow_copy, heavy_slot):
     config = _shrunken(workflow_copy)
-    result = snakemake("--cores", "2", "--configfile", str(config), cwd=workflow_copy, timeout=1800)
+    with heavy_slot():
+        result = snakemake(
+            "--cores", "2", "--configfile", str(config), cwd=workflow_copy, timeout=1800
+        )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = workflow_copy / "paper_figures" / "science_mini"
     table = pd.read_csv(out / "tables" / "claims.csv")

@@ -32,33 +32,34 @@ def slurm_smoke_config(work: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def slurm_smoke(local_slurm_workflow, slurm_env):
+def slurm_smoke(local_slurm_workflow, slurm_env, heavy_slot):
     work = local_slurm_workflow
-    started = time.monotonic()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--profile",
-            "slurm",
-            "--configfile",
-            slurm_smoke_config(work),
-            # four jobs at a time: each waits on the executor's status checks (every 10 s at
-            # first, not 40) more than it computes; status checks cover all four at once
-            "--jobs",
-            "4",
-            "--slurm-init-seconds-before-status-checks",
-            "10",
-            "--slurm-keep-successful-logs",
-        ],
-        cwd=work,
-        env=slurm_env,
-        capture_output=True,
-        text=True,
-        timeout=3000,
-        check=False,
-    )
+    with heavy_slot():
+        started = time.monotonic()
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--profile",
+                "slurm",
+                "--configfile",
+                slurm_smoke_config(work),
+                # four jobs at a time: each waits on the executor's status checks (every 10 s at
+                # first, not 40) more than it computes; status checks cover all four at once
+                "--jobs",
+                "4",
+                "--slurm-init-seconds-before-status-checks",
+                "10",
+                "--slurm-keep-successful-logs",
+            ],
+            cwd=work,
+            env=slurm_env,
+            capture_output=True,
+            text=True,
+            timeout=3000,
+            check=False,
+        )
     print(f"snakemake --profile slurm (smoke): {time.monotonic() - started:.0f} s")
     (work / "snakemake.log").write_text(result.stdout + result.stderr)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]

@@ -86,7 +86,7 @@ def cpu_cluster_profile(work, interface: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def verl_dag(local_slurm_workflow, slurm_env, verl_smoke_base):
+def verl_dag(local_slurm_workflow, slurm_env, verl_smoke_base, heavy_slot):
     work = local_slurm_workflow
     config = work / "configs" / "verl_smoke.yaml"
     cfg = yaml.safe_load(config.read_text())
@@ -101,22 +101,23 @@ def verl_dag(local_slurm_workflow, slurm_env, verl_smoke_base):
     # the tiny base model the config names, as make verl-smoke builds it (built once per run)
     shutil.copytree(verl_smoke_base, work / "results" / "verl_smoke", ignore=lambda *_: [".built"])
     address_before = ADDRESS_FILE.read_text() if ADDRESS_FILE.exists() else None
-    watcher = RankWatcher(slurm_env["SLURM_CONF"])
-    watcher.start()
-    started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--profile", "slurm"]
-        + ["--configfile", "configs/verl_smoke.yaml", "--jobs", "2"]
-        + ["--slurm-init-seconds-before-status-checks", "10", "--slurm-keep-successful-logs"],
-        cwd=work,
-        env=slurm_env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
-    watcher.done.set()
-    watcher.join()
+    with heavy_slot():
+        watcher = RankWatcher(slurm_env["SLURM_CONF"])
+        watcher.start()
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "snakemake", "--profile", "slurm"]
+            + ["--configfile", "configs/verl_smoke.yaml", "--jobs", "2"]
+            + ["--slurm-init-seconds-before-status-checks", "10", "--slurm-keep-successful-logs"],
+            cwd=work,
+            env=slurm_env,
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+        )
+        watcher.done.set()
+        watcher.join()
     print(f"snakemake --profile slurm (verl smoke, 2 nodes): {time.monotonic() - started:.0f} s")
     log = result.stdout + result.stderr
     (work / "snakemake.log").write_text(log)

@@ -11,31 +11,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pacs.verl_plugin.cluster.owner import owned_env
-
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 
 pytestmark = pytest.mark.slow
-
-
-def _run(args: list[str], log: Path, timeout: int = 1200) -> None:  # a safety net
-    # what the launch leaves running (its local Ray) is stopped after it, and nothing else
-    with log.open("w") as fh, owned_env({**os.environ, "PYTHONUNBUFFERED": "1"}) as env:
-        proc = subprocess.run(
-            args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout
-        )
-    if proc.returncode != 0:
-        tail = "\n".join(log.read_text().splitlines()[-60:])
-        pytest.fail(f"{' '.join(args[:4])} ... exited {proc.returncode}; log tail:\n{tail}")
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +33,9 @@ def smoke_root(tmp_path_factory, verl_smoke_base):
     return root
 
 
-def _train(root: Path, method: str) -> Path:
+def _train(run_launch, root: Path, method: str) -> Path:
     out = root / method
-    _run(
+    run_launch(
         [
             sys.executable,
             "-m",
@@ -80,8 +65,8 @@ def _rows(out: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("method", ["dapo", "real"])
-def test_two_verl_steps(smoke_root, method):
-    out = _train(smoke_root, method)
+def test_two_verl_steps(smoke_root, run_launch, method):
+    out = _train(run_launch, smoke_root, method)
     rows = _rows(out)
     assert [r["step"] for r in rows] == [1, 2]
     assert all(math.isfinite(r["loss"]) and r["time_total"] > 0 for r in rows)

@@ -17,16 +17,12 @@ The same dumps check the worker's per-update ψ stats (``actor/pacs_<stat>/mb<i>
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-
-from pacs.verl_plugin.cluster.owner import owned_env
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
@@ -41,18 +37,7 @@ PSI_AFTER_ONE_UPDATE = 1e-3
 pytestmark = pytest.mark.slow
 
 
-def _run(args: list[str], log: Path, timeout: int = 1200) -> None:  # a safety net, not a time goal
-    # what the launch leaves running (its local Ray) is stopped after it, and nothing else
-    with log.open("w") as fh, owned_env({**os.environ, "PYTHONUNBUFFERED": "1"}) as env:
-        proc = subprocess.run(
-            args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=timeout
-        )
-    if proc.returncode != 0:
-        tail = "\n".join(log.read_text().splitlines()[-60:])
-        pytest.fail(f"{' '.join(args[:4])} ... exited {proc.returncode}; log tail:\n{tail}")
-
-
-def _train(root: Path, steps: int, dump: Path, log: Path, finalize: bool) -> None:
+def _train(run_launch, root: Path, steps: int, dump: Path, log: Path, finalize: bool) -> None:
     args = [
         sys.executable,
         "-m",
@@ -76,7 +61,7 @@ def _train(root: Path, steps: int, dump: Path, log: Path, finalize: bool) -> Non
         f"trainer.total_training_steps={steps}",
         f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_LOSS_DUMP_DIR={dump}",
     ]
-    _run(args, log)
+    run_launch(args, log)
 
 
 def _pad(x: torch.Tensor, width: int) -> torch.Tensor:
@@ -122,14 +107,14 @@ def _recomputed_step_loss(records: list[dict]) -> float:
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory, verl_smoke_base):
+def smoke_run(tmp_path_factory, verl_smoke_base, run_launch):
     if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("ray is not installed in this environment")
     root = tmp_path_factory.mktemp("verl_smoke")
     for shared in ("data", "model"):  # the run's inputs, built once for every verl test
         (root / shared).symlink_to(verl_smoke_base / shared)
-    _train(root, 2, root / "dump1", root / "train1.log", finalize=False)
-    _train(root, 3, root / "dump2", root / "train2.log", finalize=True)
+    _train(run_launch, root, 2, root / "dump1", root / "train1.log", finalize=False)
+    _train(run_launch, root, 3, root / "dump2", root / "train2.log", finalize=True)
     return root
 
 
@@ -264,7 +249,7 @@ def test_hf_rollout_uses_the_actor_weights(smoke_run):
     assert len(diffs) == 3 and max(diffs) < 1e-3
 
 
-def test_parameters_changed_and_merged_model_is_evaluated(smoke_run):
+def test_parameters_changed_and_merged_model_is_evaluated(smoke_run, run_launch):
     from transformers import AutoModelForCausalLM
 
     base = AutoModelForCausalLM.from_pretrained(smoke_run / "model" / "base", dtype=torch.float32)
@@ -276,7 +261,7 @@ def test_parameters_changed_and_merged_model_is_evaluated(smoke_run):
     changed = [k for k in base_sd if not torch.equal(base_sd[k], trained_sd[k])]
     assert len(changed) >= len(base_sd) // 2, f"only {changed} changed"
     out = smoke_run / "eval.jsonl"
-    _run(
+    run_launch(
         [
             sys.executable,
             "-m",
