@@ -100,7 +100,7 @@ reproduce: setup
 ## (the verl smoke's SFT-warmed base) is built once for both, in a fresh folder removed after.
 ## PACS_APT=1 lets the SLURM tests apt-get install slurm-wlm, munge, slurmdbd and mariadb-server
 ## (CI sets it); without it, on a host without them, those tests skip and say so.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 TEST_ARGS ?=         # more pytest arguments for the main suite (e.g. --junitxml=main.xml)
 ENGINE_TEST_ARGS ?=  # and for the engine tests
 ENGINE_LOG   := logs/test-engine.log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -143,53 +144,72 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return folder
 
 
-# At most this many heavy process trees (a verl launch with its local Ray, a Snakemake DAG run, a
-# vLLM engine start-up) at once across both suites of a `make test`. The run is CPU-bound (2 cores:
-# 55 CPU-minutes in 29 minutes of wall time, measured); with every heavy test started together a
-# Ray node took over 300 s to register and the sandbox's 2 s start-up limit was missed. Fewer at
-# a time finish sooner each and the light tests fill the cores beside them.
-HEAVY_SLOTS = int(os.environ.get("PACS_TEST_HEAVY_SLOTS", "3"))
+# Memory is what limits how much of the suite runs at once: a verl launch is a local Ray cluster of
+# about ten processes that import torch (about 5 GB together), a vLLM engine on CPU about 2.5 GB,
+# and when the main suite's verl runs, the engine tests' verl-with-vLLM chain and two vLLM engines
+# overlapped (22.8 GB of 24, measured), Ray's memory monitor killed a run. Heavy work therefore
+# takes units of a budget shared by every worker and both suites of a `make test` (file locks),
+# about 2 GB a unit: MEMORY_UNITS in all, beside the pytest workers themselves.
+MEMORY_UNITS = int(os.environ.get("PACS_TEST_MEMORY_UNITS", "7"))
+UNITS = {  # what each kind of heavy work takes
+    "verl_vllm_chain": 4,  # verl's trainer with its Ray cluster and a vLLM rollout engine
+    "verl_two_nodes": 4,  # verl on two Ray nodes, through SLURM
+    "verl": 3,  # verl's trainer with its local Ray cluster (HF rollout)
+    "vllm_engine": 2,  # one vLLM engine on CPU (KV cache capped: tests/engine/conftest.py)
+    "dag": 1,  # a Snakemake DAG of tiny-engine jobs (at most 2 at a time)
+}
 
 
 @contextmanager
-def _heavy_slot(root: Path, slots: int = HEAVY_SLOTS) -> Iterator[None]:
-    """Hold one of ``slots`` file locks under ``root`` (shared by every worker and both suites)
-    while the block runs. Only leaf work may run inside (a subprocess, an engine start-up), never
-    a fixture that may itself wait, so no holder ever waits on another."""
+def _memory_units(root: Path, units: int, total: int = MEMORY_UNITS) -> Iterator[None]:
+    """Hold ``units`` of the ``total`` unit locks under ``root`` while the block runs: all of them
+    or none (taken together, released together, retried after a random pause so that a large
+    request is not starved for ever). Only leaf work may run inside (a subprocess, an engine),
+    never a fixture that may itself wait, so no holder waits on another."""
     root.mkdir(parents=True, exist_ok=True)
-    locks = [FileLock(str(root / f"heavy-slot-{i}.lock")) for i in range(slots)]
+    units = min(units, total)
+    locks = [FileLock(str(root / f"memory-unit-{i}.lock")) for i in range(total)]
     while True:
+        held = []
         for lock in locks:
+            if len(held) == units:
+                break
             try:
                 lock.acquire(timeout=0)
             except Timeout:
                 continue
+            held.append(lock)
+        if len(held) == units:
             try:
                 yield
             finally:
-                lock.release()
+                for lock in held:
+                    lock.release()
             return
-        time.sleep(0.5)
+        for lock in held:
+            lock.release()
+        time.sleep(0.2 + random.random())
 
 
 @pytest.fixture(scope="session")
-def heavy_slot(tmp_path_factory) -> Callable[[], AbstractContextManager[None]]:
-    """``with heavy_slot(): ...`` runs a heavy process tree (see HEAVY_SLOTS) when a slot is free."""
+def heavy_slot(tmp_path_factory) -> Callable[[str], AbstractContextManager[None]]:
+    """``with heavy_slot(kind): ...`` runs heavy work of ``kind`` (a key of UNITS) once its
+    memory units are free (see MEMORY_UNITS)."""
     root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
-    return lambda: _heavy_slot(root)
+    return lambda kind: _memory_units(root, UNITS[kind])
 
 
 @pytest.fixture(scope="session")
 def run_launch(heavy_slot) -> Callable[..., None]:
     """``run_launch(argv, log, timeout=1200)``: one launch (verl's trainer with its local Ray, a
-    generation) in a heavy slot, its output in ``log``; what it left running is stopped after it,
+    generation) once its memory units are free, its output in ``log``; what it left running is stopped after it,
     and nothing else (``owned_env``); a failure shows the log's tail. The timeout is a safety net,
     not a time goal."""
     from pacs.verl_plugin.cluster.owner import owned_env
 
     def run(args: list[str], log: Path, timeout: int = 1200) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with heavy_slot(), log.open("w") as fh, owned_env(env) as owned:
+        with heavy_slot("verl"), log.open("w") as fh, owned_env(env) as owned:
             proc = subprocess.run(
                 args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=owned, timeout=timeout
             )
@@ -253,7 +273,7 @@ def smoke_dag(tmp_path_factory, heavy_slot) -> Path:
     dry runs (``-n``) only, and outputs written elsewhere."""
 
     def build(work: Path) -> None:
-        with heavy_slot():
+        with heavy_slot("dag"):
             _run_smoke_dag(work)
 
     return built_once(tmp_path_factory, "smoke_dag", build)

@@ -44,7 +44,14 @@ KV_CACHE_GIB = os.environ["VLLM_CPU_KVCACHE_SPACE"]  # tests/engine/conftest.py
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory, request, verl_smoke_base) -> Path:
+def chain(tmp_path_factory, request, heavy_slot) -> Path:
+    # The suite's longest path: its memory units are taken first (tests/conftest.py), then the
+    # base is waited for (built_once takes none), so that smaller work cannot keep it waiting.
+    with heavy_slot("verl_vllm_chain"):
+        return _run_chain(tmp_path_factory, request, request.getfixturevalue("verl_smoke_base"))
+
+
+def _run_chain(tmp_path_factory, request, verl_smoke_base: Path) -> Path:
     out = tmp_path_factory.mktemp("verl_vllm_smoke")
     dump = out / "rollout_dump"
     cmd = [
@@ -69,7 +76,6 @@ def chain(tmp_path_factory, request, verl_smoke_base) -> Path:
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     # what the chain leaves running (its Ray, vLLM's engine), even if it is killed, and nothing else
-    # no heavy slot (tests/conftest.py): the suite's longest chain starts as soon as its base is built
     with owned_env() as env:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=CHAIN_TIMEOUT_S, check=False, env=env

