@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -191,12 +191,29 @@ def _memory_units(root: Path, units: int, total: int = MEMORY_UNITS) -> Iterator
         time.sleep(0.2 + random.random())
 
 
+# The kinds that start a Ray cluster: one at a time on the machine. Two local clusters collide on
+# Ray's fixed default ports (the dashboard agent's 52365), and under load a raylet that waits
+# for its agent gives up ("unexpected system state" in WaitForDashboardAgentPorts), after which
+# the launch waits for a node that will never register (seen in two fresh-clone runs).
+RAY_KINDS = ("verl_vllm_chain", "verl_two_nodes", "verl")
+
+
+@contextmanager
+def _heavy(root: Path, kind: str) -> Iterator[None]:
+    """The Ray lock first (for RAY_KINDS), then the memory units: one order everywhere, and no
+    holder of units ever waits for the Ray lock."""
+    root.mkdir(parents=True, exist_ok=True)
+    ray_lock = FileLock(str(root / "ray-cluster.lock")) if kind in RAY_KINDS else nullcontext()
+    with ray_lock, _memory_units(root, UNITS[kind]):
+        yield
+
+
 @pytest.fixture(scope="session")
 def heavy_slot(tmp_path_factory) -> Callable[[str], AbstractContextManager[None]]:
     """``with heavy_slot(kind): ...`` runs heavy work of ``kind`` (a key of UNITS) once its
-    memory units are free (see MEMORY_UNITS)."""
+    memory units are free (see MEMORY_UNITS), and a Ray cluster once no other runs."""
     root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
-    return lambda kind: _memory_units(root, UNITS[kind])
+    return lambda kind: _heavy(root, kind)
 
 
 @pytest.fixture(scope="session")

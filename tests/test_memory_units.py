@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .conftest import _memory_units
+from .conftest import _heavy, _memory_units
 
 
 def test_the_units_held_never_exceed_the_budget_and_every_holder_runs(tmp_path):
@@ -41,3 +41,24 @@ def test_a_slot_is_released_when_the_block_fails(tmp_path):
         pass
     with _memory_units(tmp_path, 2, total=2):  # would wait for ever if the failed holder kept it
         pass
+
+
+def test_one_ray_cluster_at_a_time_while_other_work_runs_beside_it(tmp_path):
+    spans: dict[str, tuple[float, float]] = {}
+
+    def work(name: str, kind: str) -> None:
+        with _heavy(tmp_path, kind):
+            start = time.monotonic()
+            time.sleep(0.4)
+            spans[name] = (start, time.monotonic())
+
+    jobs = [("verl-a", "verl"), ("verl-b", "verl_two_nodes"), ("dag", "dag")]
+    threads = [threading.Thread(target=work, args=job) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    (a0, a1), (b0, b1) = spans["verl-a"], spans["verl-b"]
+    assert a1 <= b0 or b1 <= a0  # the two Ray clusters never overlap
+    d0, d1 = spans["dag"]
+    assert d0 < max(a1, b1) and d1 > min(a0, b0)  # the DAG ran beside one of them
