@@ -5,9 +5,7 @@ the samples each generate job draws and so the number of shards (92 problems a s
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,23 +19,12 @@ TARGET = "results/paper/eval/qwen3_4b/pacs/seed0/math500/passk.json"
 OVERLAY = "configs/overlays/paper_n128.yaml"
 
 
-def dry_run(workflow: Path, *configfiles: str) -> tuple[Counter, list[str]]:
+def dry_run(paper_dry_run, workflow: Path, *configfiles: str) -> tuple[Counter, list[str]]:
     """Job counts per rule and the generate commands of a dry run of TARGET."""
-    eval_dir = workflow / "results" / "paper" / "data" / "eval"
-    eval_dir.mkdir(parents=True, exist_ok=True)
-    (eval_dir / "math500.jsonl").write_text(
-        "".join(f'{{"problem_id": "math500/{i}"}}\n' for i in range(500))
-    )
-    extra = ["--configfile", *configfiles] if configfiles else []
-    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--profile", "slurm", *extra, "--", TARGET],
-        cwd=workflow, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    counts = Counter(re.findall(r"^rule (\S+):$", result.stdout, re.MULTILINE))
+    stdout = paper_dry_run(workflow, [TARGET], {"math500": 500}, *configfiles)
+    counts = Counter(re.findall(r"^rule (\S+):$", stdout, re.MULTILINE))
     commands = re.findall(r"^Shell command: (python -m pacs\.evaluation\.generate .*)$",
-                          result.stdout, re.MULTILINE)  # fmt: skip
+                          stdout, re.MULTILINE)  # fmt: skip
     return counts, commands
 
 
@@ -46,8 +33,10 @@ def dry_run(workflow: Path, *configfiles: str) -> tuple[Counter, list[str]]:
     [((), 256, 6), (("configs/paper.yaml", OVERLAY), 128, 3)],
     ids=["official-256", "v2-128"],
 )
-def test_the_overlay_halves_the_samples_and_the_shards(workflow_copy, configfiles, n, shards):
-    counts, commands = dry_run(workflow_copy, *configfiles)
+def test_the_overlay_halves_the_samples_and_the_shards(
+    paper_dry_run, workflow_copy, configfiles, n, shards
+):
+    counts, commands = dry_run(paper_dry_run, workflow_copy, *configfiles)
     assert counts["generate"] == len(commands) == shards
     assert all(f" --n {n} " in c for c in commands)
     assert counts["train_verl"] == counts["gather_samples"] == counts["passk"] == 1

@@ -4,10 +4,8 @@ the evaluation of our runs; a released model keeps its own documented system pro
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,22 +22,10 @@ QWEN3_14B = "results/paper/eval/qwen3_14b/released/seed0/aime24/passk.json"  # d
 SYSTEM = "You are a helpful assistant."
 
 
-def shell_commands(workflow: Path, *configfiles: str) -> list[str]:
+def shell_commands(paper_dry_run, workflow: Path, *configfiles: str) -> list[str]:
     """The shell commands of a dry run of the three targets above."""
-    eval_dir = workflow / "results" / "paper" / "data" / "eval"
-    eval_dir.mkdir(parents=True, exist_ok=True)
-    (eval_dir / "aime24.jsonl").write_text(
-        "".join(f'{{"problem_id": "aime24/{i}"}}\n' for i in range(30))
-    )
-    extra = ["--configfile", *configfiles] if configfiles else []
-    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--profile", "slurm", *extra,
-         "--", OURS, LIMO, QWEN3_14B],
-        cwd=workflow, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return re.findall(r"^Shell command: (.*)$", result.stdout, re.MULTILINE)
+    stdout = paper_dry_run(workflow, [OURS, LIMO, QWEN3_14B], {"aime24": 30}, *configfiles)
+    return re.findall(r"^Shell command: (.*)$", stdout, re.MULTILINE)
 
 
 def _one(commands: list[str], *parts: str) -> str:
@@ -57,9 +43,9 @@ def _system_prompt(command: str) -> str | None:
     "configfiles,ours", [((), None), (("configs/paper.yaml", OVERLAY), SYSTEM)]
 )
 def test_the_system_turn_reaches_training_and_our_evaluations_only(
-    workflow_copy, configfiles, ours
+    paper_dry_run, workflow_copy, configfiles, ours
 ):
-    commands = shell_commands(workflow_copy, *configfiles)
+    commands = shell_commands(paper_dry_run, workflow_copy, *configfiles)
     assert _system_prompt(_one(commands, "pacs.data prepare-train")) == ours
     assert _system_prompt(_one(commands, "pacs.evaluation.generate", "qwen3_4b/pacs/")) == ours
     limo = load_profile(REPO / "configs" / "paper.yaml").eval.released["limo"].system_prompt
