@@ -133,8 +133,7 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     builds under a file lock, the others wait and reuse it), or once per ``make test`` for both
     of its pytest runs (``$PACS_TEST_SHARED_DIR``); a build that failed is retried. Callers read
     the folder and write their own outputs elsewhere."""
-    root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
-    folder = root / f"built-{name}"
+    folder = _shared_root(tmp_path_factory) / f"built-{name}"
     with FileLock(f"{folder}.lock"):
         if not (folder / ".built").is_file():
             shutil.rmtree(folder, ignore_errors=True)
@@ -157,6 +156,7 @@ UNITS = {  # what each kind of heavy work takes
     "verl": 3,  # verl's trainer with its local Ray cluster (HF rollout)
     "vllm_engine": 2,  # one vLLM engine on CPU (KV cache capped: tests/engine/conftest.py)
     "dag": 1,  # a Snakemake DAG of tiny-engine jobs (at most 2 at a time)
+    "job": 1,  # one process loading a tiny model (an HF generation)
 }
 
 
@@ -202,7 +202,6 @@ RAY_KINDS = ("verl_vllm_chain", "verl_two_nodes", "verl")
 def _heavy(root: Path, kind: str) -> Iterator[None]:
     """The Ray lock first (for RAY_KINDS), then the memory units: one order everywhere, and no
     holder of units ever waits for the Ray lock."""
-    root.mkdir(parents=True, exist_ok=True)
     ray_lock = FileLock(str(root / "ray-cluster.lock")) if kind in RAY_KINDS else nullcontext()
     with ray_lock, _memory_units(root, UNITS[kind]):
         yield
@@ -212,21 +211,21 @@ def _heavy(root: Path, kind: str) -> Iterator[None]:
 def heavy_slot(tmp_path_factory) -> Callable[[str], AbstractContextManager[None]]:
     """``with heavy_slot(kind): ...`` runs heavy work of ``kind`` (a key of UNITS) once its
     memory units are free (see MEMORY_UNITS), and a Ray cluster once no other runs."""
-    root = Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
+    root = _shared_root(tmp_path_factory)
     return lambda kind: _heavy(root, kind)
 
 
 @pytest.fixture(scope="session")
 def run_launch(heavy_slot) -> Callable[..., None]:
-    """``run_launch(argv, log, timeout=1200)``: one launch (verl's trainer with its local Ray, a
-    generation) once its memory units are free, its output in ``log``; what it left running is stopped after it,
-    and nothing else (``owned_env``); a failure shows the log's tail. The timeout is a safety net,
-    not a time goal."""
+    """``run_launch(argv, log, timeout=1200, kind="verl")``: one launch (verl's trainer with its
+    local Ray; ``kind="job"`` for a generation) once its ``heavy_slot`` is free, its output in
+    ``log``; what it left running is stopped after it, and nothing else (``owned_env``); a failure
+    shows the log's tail. The timeout is a safety net, not a time goal."""
     from pacs.verl_plugin.cluster.owner import owned_env
 
-    def run(args: list[str], log: Path, timeout: int = 1200) -> None:
+    def run(args: list[str], log: Path, timeout: int = 1200, kind: str = "verl") -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with heavy_slot("verl"), log.open("w") as fh, owned_env(env) as owned:
+        with heavy_slot(kind), log.open("w") as fh, owned_env(env) as owned:
             proc = subprocess.run(
                 args, check=False, stdout=fh, stderr=subprocess.STDOUT, env=owned, timeout=timeout
             )
@@ -235,6 +234,12 @@ def run_launch(heavy_slot) -> Callable[..., None]:
             pytest.fail(f"{' '.join(args[:4])} ... exited {proc.returncode}; log tail:\n{tail}")
 
     return run
+
+
+def _shared_root(tmp_path_factory) -> Path:
+    """Where built_once and heavy_slot keep their folders and locks: ``make test``'s folder for
+    both suites, else this pytest run's."""
+    return Path(os.environ.get(SHARED_BUILDS) or _run_root(tmp_path_factory))
 
 
 def _run_root(tmp_path_factory) -> Path:

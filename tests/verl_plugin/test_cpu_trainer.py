@@ -284,6 +284,7 @@ def test_parameters_changed_and_merged_model_is_evaluated(smoke_run, run_launch)
             "cpu",
         ],
         smoke_run / "eval.log",
+        kind="job",  # one HF generation: no Ray cluster
     )
     lines = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     assert len(lines) >= 4
