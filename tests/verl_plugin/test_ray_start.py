@@ -4,6 +4,11 @@ cause and the setting."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
 
 from pacs.verl_plugin.cluster import ray_start, slurm
@@ -46,6 +51,46 @@ def test_past_the_setting_the_start_fails_naming_the_cause_and_the_setting():
     assert "export PACS_RAY_START_WAIT_S=120" in message and "raylet.err" in message
 
 
+class _StartingNode:
+    """Stands for Ray's ``Node`` while its ``__init__`` polls: a raylet process in
+    ``all_processes`` and a log folder, found by ``ray_start.starting_raylet``."""
+
+    def __init__(self, raylet: subprocess.Popen, logs: Path):
+        self.all_processes = {"raylet": [SimpleNamespace(process=raylet)]}
+        self._logs = logs
+
+    def get_logs_dir_path(self) -> str:
+        return str(self._logs)
+
+    def start(self, get_node):
+        return get_node("gcs:6379", "n1")
+
+
+def test_a_dead_raylet_ends_the_wait_at_once_with_its_exit_code_and_log(tmp_path):
+    raylet = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    raylet.wait()
+    clock = _Clock()
+    get = ray_start.patient(_registers_after(100, clock), 60, clock, clock.sleep)
+    with pytest.raises(ray_start.RayletDied) as err:
+        _StartingNode(raylet, tmp_path).start(get)
+    assert clock.now == 0  # no wait at all
+    message = str(err.value)
+    assert f"raylet (pid {raylet.pid}) exited with code 3" in message
+    assert str(tmp_path / "raylet.err") in message
+
+
+def test_a_live_raylet_is_waited_for(tmp_path):
+    raylet = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        clock = _Clock()
+        get = ray_start.patient(_registers_after(45, clock), 60, clock, clock.sleep)
+        assert _StartingNode(raylet, tmp_path).start(get) == {"NodeID": "n1"}
+        assert 45 <= clock.now < 46
+    finally:
+        raylet.kill()
+        raylet.wait()
+
+
 @pytest.mark.parametrize(("value", "seconds"), [(None, 300.0), ("90", 90.0), (" 7.5 ", 7.5)])
 def test_the_wait_comes_from_the_environment(value, seconds):
     env = {} if value is None else {"PACS_RAY_START_WAIT_S": value}
@@ -62,10 +107,13 @@ def test_install_replaces_the_lookup_rays_start_loop_calls_once(monkeypatch):
     services = pytest.importorskip("ray._private.services")
     import inspect
 
-    from ray._private import node
+    from ray._private import node, ray_constants
 
     # Ray's fixed wait polls this very module attribute (a release that moves it breaks this)
     assert "ray._private.services.get_node(" in inspect.getsource(node.Node.__init__)
+    # ... and starting_raylet reads the node's raylet where this Ray keeps it
+    assert ray_constants.PROCESS_TYPE_RAYLET == "raylet"
+    assert "process" in services.ProcessInfo._fields and hasattr(node.Node, "get_logs_dir_path")
     monkeypatch.setattr(services, "get_node", services.get_node)
     assert ray_start.install({"PACS_RAY_START_WAIT_S": "5"})
     patched = services.get_node
