@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,64 @@ def _rank(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(config, items):
     """Test files ordered longest first (stable otherwise): xdist hands them out in this order."""
     items.sort(key=_rank)
+
+
+# CPU seconds per test file, printed after the slowest tests: the suite is CPU-bound on 2 cores
+# (docs/testing.md), so this, more than wall time, says what a file costs. Counted: the test's
+# process and every child it waited for (subprocesses, Snakemake's jobs, vLLM's engine core);
+# not SLURM's jobs (slurmd starts them) nor Ray processes that no test process reaped.
+CPU_PROPERTY = "cpu_s"
+CPU_BY_FILE: dict[str, float] = {}  # filled in the process that reports (xdist's controller)
+
+
+def _cpu_s() -> float:
+    own, kids = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed_phase(item: pytest.Item):
+    start = _cpu_s()
+    try:
+        return (yield)
+    finally:  # xdist sends user_properties to the controller with the phase's report
+        item.user_properties.append((CPU_PROPERTY, _cpu_s() - start))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _timed_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _timed_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _timed_phase(item))
+
+
+def pytest_runtest_logreport(report):
+    """The teardown report carries all three phases' CPU (item.user_properties accumulates)."""
+    if report.when != "teardown":
+        return
+    cpu = sum(value for name, value in report.user_properties if name == CPU_PROPERTY)
+    path = report.nodeid.split("::")[0]
+    CPU_BY_FILE[path] = CPU_BY_FILE.get(path, 0.0) + cpu
+
+
+def pytest_terminal_summary(terminalreporter):
+    totals = sorted(CPU_BY_FILE.items(), key=lambda kv: -kv[1])
+    if not totals:
+        return
+    whole = sum(cpu for _, cpu in totals)
+    terminalreporter.write_sep("=", "CPU seconds per test file (test processes and their children)")
+    for path, cpu in totals[:25]:
+        terminalreporter.write_line(f"{cpu:9.1f} s {100 * cpu / whole:5.1f} %  {path}")
+    terminalreporter.write_line(f"{whole:9.1f} s in all, {len(totals)} files")
 
 
 @pytest.fixture(scope="session")
