@@ -13,6 +13,9 @@ import pytest
 import yaml
 
 from pacs.config import load_profile
+from pacs.report.science_data import export
+
+from ..report.science_cells import RawData, check_cells, read_cells
 
 REPO = Path(__file__).resolve().parents[2]
 SCIENCE = REPO / "configs" / "science.yaml"
@@ -135,3 +138,10 @@ def test_shrunken_science_profile_end_to_end(workflow_copy, heavy_slot):
         workflow_copy / "results/science_mini/train/tiny/pacs/seed0/metrics.jsonl", lines=True
     )
     assert {"path_diversity", "path_entropy", "psi_abs_mean/mb1"} <= set(metrics.columns)
+    # the raw data a committed report carries (docs/science_report/data) give its claims cells
+    data = export(workflow_copy / "results" / "science_mini", workflow_copy / "data")
+    assert all(rows > 0 for rows in data.values())
+    claims = yaml.safe_load(config.read_text())["claims"]
+    raw = RawData(workflow_copy / "data", claims["late_fraction"], claims["heldout_checkpoints"])
+    checked = check_cells(read_cells(out / "tables" / "claims_cells.csv"), raw, "synthetic_hard")
+    assert {"C1", "C1-n", "C2", "C3", "C3-ref", "C4", "C4-s"} <= set(checked)
