@@ -19,6 +19,7 @@ from .outputs import OutputLog
 from .paper import PAPER_CSV, load_paper_numbers
 from .released import write_released
 from .runs import write_runs
+from .science_data import write_raw_data
 from .tables import write_tables
 
 
@@ -58,6 +59,8 @@ def build_report(
     write_runs(ctx, log)  # every run: steps done, the step the tables report, time, provenance
     write_released(ctx, log)  # Table 1's open models (eval.released), evaluated by the DAG
     write_claims(ctx, log, figures=figures)  # only for configs with a claims: block
+    if spec.study is not None:  # the study's raw data, enough to recompute its claims cells
+        write_raw_data(res, log)
     if figures:
         from .figures import write_figures  # matplotlib/seaborn only when figures are wanted
 

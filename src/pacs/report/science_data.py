@@ -3,9 +3,11 @@
 ``claims_cells.csv`` holds the values the claims statistics used; this is what those values are
 computed from, so that token entropy (C3), the exact path statistics (C4), the sampled path
 statistics (C4-s), the in-loop pass@1 (C1-n) and ψ during training recompute from the repository
-alone (``tests/report/test_science_data.py`` does it with its own arithmetic)::
+alone (``tests/report/test_science_data.py`` does it with its own arithmetic). The report of a
+profile with a ``study:`` section writes them to its ``data/`` folder (:func:`write_raw_data`);
+for an existing results tree::
 
-    python -m pacs.report.science_data --results results/science --out docs/science_report/data
+    python -m pacs.report.science_data --results results/science --out DIR
 
 writes four gzipped CSV files, one tidy row each:
 
@@ -34,11 +36,18 @@ from pacs import layout
 from pacs.io import atomic_dir
 from pacs.layout import ANY
 
-from .loaders import load_results, need, read_json, seed_of
+from .loaders import Results, load_results, need, read_json, seed_of
+from .outputs import OutputLog
 
 FLOAT = "%.17g"
 PATHS_COLUMNS = ["model", "run", "seed", "benchmark", "problem", "n", "c", "paths"]
 LOGP_COLUMNS = ["model", "run", "seed", "benchmark", "step", "problem", "path", "logp"]
+DESCRIPTIONS = {
+    "metrics.csv.gz": "raw data: every training step of every run and seed (metrics.jsonl)",
+    "eval_curve.csv.gz": "raw data: the in-loop held-out pass@1 at every checkpoint",
+    "paths.csv.gz": "raw data: per problem, samples, correct ones and their parsed paths",
+    "path_logp.csv.gz": "raw data: log p of each canonical path at each run's last checkpoint",
+}
 
 
 def _parts(path: Path, root: Path) -> tuple[str, str, int, str]:
@@ -81,11 +90,12 @@ def last_checkpoint_logp(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=LOGP_COLUMNS)
 
 
-def export(results: str | Path, out: str | Path) -> dict[str, int]:
-    """Write the four files of the module doc for ``results`` (a ``results/<profile>`` folder)
-    into ``out`` (replaced as a whole, never left half-written); rows per file."""
+def export(results: str | Path, out: str | Path, loaded: Results | None = None) -> dict[str, int]:
+    """Write the four files of the module doc for ``results`` (a ``results/<profile>`` folder;
+    ``loaded``: its tables if already read) into ``out`` (replaced as a whole, never left
+    half-written); rows per file."""
     root = Path(results)
-    loaded = load_results(root)
+    loaded = load_results(root) if loaded is None else loaded
     frames = {
         "metrics.csv.gz": loaded.metrics,
         "eval_curve.csv.gz": loaded.curves,
@@ -105,6 +115,13 @@ def export(results: str | Path, out: str | Path) -> dict[str, int]:
                 compression={"method": "gzip", "mtime": 0},
             )
     return {name: len(frame) for name, frame in frames.items()}
+
+
+def write_raw_data(results: Results, log: OutputLog) -> None:
+    """The report's ``data/`` folder (a study profile's report), listed in its README."""
+    counts = export(results.root, log.out / "data", loaded=results)
+    for name, rows in counts.items():
+        log.written.append((f"data/{name}", f"{DESCRIPTIONS[name]}, {rows} rows (gzipped CSV)"))
 
 
 def read(data: str | Path, name: str) -> pd.DataFrame:
