@@ -3,8 +3,10 @@ CPU.
 
 One real run of the paper-scale code path on the tiny Qwen3 model and the synthetic task: Ray
 worker groups (one gloo rank), HF rollout, ``pacs.rewards.math`` rewards, the PACS loss through
-verl's policy-loss registry, optimizer steps, a checkpoint at step 2, a second launch that resumes
-from it for step 3, the HF merge, and ``pacs.evaluation.generate --backend hf`` on the merged model.
+verl's policy-loss registry, 2 optimizer steps, a checkpoint, the HF merge, and
+``pacs.evaluation.generate --backend hf`` on the merged model. One launch: stopping and resuming
+from the checkpoint is the engine tests' chain (tests/engine/test_verl_vllm_rollout.py, the same
+launcher with verl's vLLM rollout), not repeated here.
 
 The logged loss is checked against ``pacs.core_algos.pacs_loss`` recomputed from the tensors the
 actor's loss saw (``PACS_LOSS_DUMP_DIR``, pacs.verl_plugin.worker) — an independent path through
@@ -28,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 GROUP = 4  # train.group_size in configs/verl_smoke.yaml
 MINI_BATCHES = 2
+STEPS = 2
 # mean |ψ| of a step's first update (ref: rollout): fp32 noise of the log-prob recomputation, at
 # most; measured 0, 2.4e-7 and 0 at steps 1-3. After the step's first optimizer step (lr 1e-4):
 # measured 0.0078, 0.069 and 0.12.
@@ -37,7 +40,7 @@ PSI_AFTER_ONE_UPDATE = 1e-3
 pytestmark = pytest.mark.slow
 
 
-def _train(run_launch, root: Path, steps: int, dump: Path, log: Path, finalize: bool) -> None:
+def _train(run_launch, root: Path, dump: Path, log: Path) -> None:
     args = [
         sys.executable,
         "-m",
@@ -52,13 +55,9 @@ def _train(run_launch, root: Path, steps: int, dump: Path, log: Path, finalize: 
         str(root / "data" / "train.parquet"),
         "--out",
         str(root / "train"),
-    ]
-    if not finalize:
-        args.append("--no-finalize")
-    args += [
         "--",
         f"actor_rollout_ref.model.path={root / 'model' / 'base'}",
-        f"trainer.total_training_steps={steps}",
+        f"trainer.total_training_steps={STEPS}",
         f"+ray_kwargs.ray_init.runtime_env.env_vars.PACS_LOSS_DUMP_DIR={dump}",
     ]
     run_launch(args, log)
@@ -113,35 +112,30 @@ def smoke_run(tmp_path_factory, verl_smoke_base, run_launch):
     root = tmp_path_factory.mktemp("verl_smoke")
     for shared in ("data", "model"):  # the run's inputs, built once for every verl test
         (root / shared).symlink_to(verl_smoke_base / shared)
-    _train(run_launch, root, 2, root / "dump1", root / "train1.log", finalize=False)
-    _train(run_launch, root, 3, root / "dump2", root / "train2.log", finalize=True)
+    _train(run_launch, root, root / "dump", root / "train.log")
     return root
 
 
-def test_checkpoint_resume_and_summary(smoke_run):
+def test_checkpoint_and_summary(smoke_run):
     ckpt = smoke_run / "train" / "checkpoints"
-    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
-    assert (ckpt / "global_step_2" / "actor").is_dir() and (
-        ckpt / "global_step_3" / "actor"
-    ).is_dir()
+    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == str(STEPS)
+    assert (ckpt / f"global_step_{STEPS}" / "actor").is_dir()
     summary = json.loads((smoke_run / "train" / "summary.json").read_text())
-    assert summary["resumed_from_step"] == 2 and summary["steps"] == 3
+    assert summary["resumed_from_step"] is None and summary["run"] == "pacs"
     rows = [
         json.loads(line)
         for line in (smoke_run / "train" / "metrics.jsonl").read_text().splitlines()
     ]
-    assert [r["step"] for r in rows] == [1, 2, 3]
+    assert [r["step"] for r in rows] == list(range(1, STEPS + 1))
     assert all(r["time_total"] > 0 and r["grad_norm"] > 0 for r in rows)
-    # the resumed launch ran only step 3: 2 mini-batches x (4 groups / 2 per mini-batch / 1 group
-    # per micro)
-    assert len(sorted((smoke_run / "dump2").glob("rank0-*.pt"))) == 4
 
 
 def _step_dumps(smoke_run: Path) -> dict[int, list[Path]]:
-    """Each step's 4 micro-batch dumps: steps 1-2 from the first launch, 3 from the resumed one."""
-    first = sorted((smoke_run / "dump1").glob("rank0-*.pt"))
-    assert len(first) == 8
-    return {1: first[:4], 2: first[4:], 3: sorted((smoke_run / "dump2").glob("rank0-*.pt"))}
+    """Each step's 4 micro-batch dumps: 2 mini-batches x (4 groups / 2 per mini-batch / 1 group
+    per micro-batch)."""
+    dumps = sorted((smoke_run / "dump").glob("rank0-*.pt"))
+    assert len(dumps) == 4 * STEPS
+    return {step: dumps[4 * (step - 1) : 4 * step] for step in range(1, STEPS + 1)}
 
 
 def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(smoke_run):
@@ -184,7 +178,7 @@ def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(smoke_run):
 
 
 def _verl_records(smoke_run: Path) -> list[dict]:
-    """verl's own file-logger lines ({"step", "data"}) of both launches, in order."""
+    """verl's own file-logger lines ({"step", "data"}), in order."""
     records = []
     for path in sorted((smoke_run / "train" / "verl_logs").glob("attempt-*.jsonl")):
         records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -246,7 +240,7 @@ def test_hf_rollout_uses_the_actor_weights(smoke_run):
         for r in records
         if "training/rollout_probs_diff_max" in r["data"]
     ]
-    assert len(diffs) == 3 and max(diffs) < 1e-3
+    assert len(diffs) == STEPS and max(diffs) < 1e-3
 
 
 def test_parameters_changed_and_merged_model_is_evaluated(smoke_run, run_launch):
