@@ -64,6 +64,18 @@ def test_a_results_tree_is_exported_as_four_tidy_files(tmp_path):
     assert dict(zip(logp["path"], logp["logp"])) == {"1-2-3": -32.0, "2-1-3": -80.0}
 
 
+def test_a_tree_without_exact_paths_gives_the_other_three_files(tmp_path):
+    root = _tree(tmp_path / "results")
+    (root / "eval" / "tiny" / "pacs" / "seed0" / "synthetic_hard" / "path_exact.json").unlink()
+    counts = export(root, tmp_path / "data")
+    assert counts["path_logp.csv.gz"] == 0 and counts["paths.csv.gz"] == 1
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
+        "eval_curve.csv.gz",
+        "metrics.csv.gz",
+        "paths.csv.gz",
+    ]
+
+
 def test_a_file_missing_a_field_is_named_and_nothing_is_written(tmp_path):
     root = _tree(tmp_path / "results")
     bad = root / "eval" / "tiny" / "pacs" / "seed0" / "synthetic_hard" / "paths.json"

@@ -93,7 +93,7 @@ def last_checkpoint_logp(root: Path) -> pd.DataFrame:
 def export(results: str | Path, out: str | Path, loaded: Results | None = None) -> dict[str, int]:
     """Write the four files of the module doc for ``results`` (a ``results/<profile>`` folder;
     ``loaded``: its tables if already read) into ``out`` (replaced as a whole, never left
-    half-written); rows per file."""
+    half-written); rows per file, 0 for a file not written because it would be empty."""
     root = Path(results)
     loaded = load_results(root) if loaded is None else loaded
     frames = {
@@ -102,11 +102,12 @@ def export(results: str | Path, out: str | Path, loaded: Results | None = None) 
         "paths.csv.gz": paths_frame(root),
         "path_logp.csv.gz": last_checkpoint_logp(root),
     }
-    empty = [name for name, frame in frames.items() if frame.empty]
-    if empty:
-        raise FileNotFoundError(f"{root}: nothing to export for {', '.join(empty)}")
+    if all(frame.empty for frame in frames.values()):
+        raise FileNotFoundError(f"{root}: no metrics, curves, paths.json or path_exact.json")
     with atomic_dir(out) as tmp:
         for name, frame in frames.items():
+            if frame.empty:  # e.g. a run without path_exact.json: that file is absent, not empty
+                continue
             # mtime=0: the same data give byte-identical files
             frame.to_csv(
                 tmp / name,
@@ -119,9 +120,16 @@ def export(results: str | Path, out: str | Path, loaded: Results | None = None) 
 
 def write_raw_data(results: Results, log: OutputLog) -> None:
     """The report's ``data/`` folder (a study profile's report), listed in its README."""
-    counts = export(results.root, log.out / "data", loaded=results)
+    try:
+        counts = export(results.root, log.out / "data", loaded=results)
+    except FileNotFoundError as err:
+        log.skip("raw data (data/)", str(err))
+        return
     for name, rows in counts.items():
-        log.written.append((f"data/{name}", f"{DESCRIPTIONS[name]}, {rows} rows (gzipped CSV)"))
+        if rows:
+            log.written.append((f"data/{name}", f"{DESCRIPTIONS[name]}, {rows} rows (gzipped CSV)"))
+        else:
+            log.skip(f"data/{name}", "no such results under the results folder")
 
 
 def read(data: str | Path, name: str) -> pd.DataFrame:
