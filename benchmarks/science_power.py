@@ -1,5 +1,5 @@
 """The power table of the next science study (docs/design.md §10.8), from the last study's
-committed data alone: docs/science_report/tables/study_checkpoints.csv (in-loop pass@1 per run ×
+committed data alone: docs/science_report_v2/tables/study_checkpoints.csv (in-loop pass@1 per run ×
 seed × checkpoint) and claims.csv (the paired SD of every claims row).
 
     python benchmarks/science_power.py            # prints the Markdown table
@@ -21,7 +21,7 @@ from scipy import stats
 
 from pacs.report.claims_stats import t_mde, t_pairs_for
 
-TABLES = Path(__file__).resolve().parents[1] / "docs" / "science_report" / "tables"
+TABLES = Path(__file__).resolve().parents[1] / "docs" / "science_report_v2" / "tables"
 
 
 def power(effect: float, sd: float, n: int) -> float:

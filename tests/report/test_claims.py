@@ -107,7 +107,7 @@ def test_t_mde_is_the_noncentral_t_power_solution():
         power = st.nct.sf(crit, n - 1, ncp) + st.nct.cdf(-crit, n - 1, ncp)
         assert power == pytest.approx(0.8, abs=1e-6)
     assert C.t_mde(1.0, 2000) * math.sqrt(2000) == pytest.approx(2.8016, abs=0.01)
-    assert C.t_mde(7.33, 8) == pytest.approx(8.47, abs=0.01)  # C1 of docs/science_report
+    assert C.t_mde(7.33, 8) == pytest.approx(8.47, abs=0.01)  # C1 of docs/science_report_v2
     assert math.isnan(C.t_mde(1.0, 1))
 
 

@@ -8,7 +8,7 @@ audited from committed data without the results tree.
 
 ``python -m pacs.report.claims_cells TABLES --config PROFILE`` rewrites ``TABLES/claims.csv`` and
 ``TABLES/claims.md`` from ``TABLES/claims_cells.csv`` alone with the current statistics (how
-docs/science_report's claims table was brought to the paired t over seeds, docs/science.md).
+docs/science_report_v2's claims table was brought to the paired t over seeds, docs/science.md).
 """
 
 from __future__ import annotations
