@@ -33,10 +33,10 @@ from pathlib import Path
 import pandas as pd
 
 from pacs import layout
-from pacs.io import atomic_dir
+from pacs.io import atomic_dir, iter_jsonl
 from pacs.layout import ANY
 
-from .loaders import Results, load_results, need, read_json, seed_of
+from .loaders import Results, _run_parts, load_results, need, read_json, seed_of
 from .outputs import OutputLog
 
 FLOAT = "%.17g"
@@ -57,6 +57,17 @@ def _parts(path: Path, root: Path) -> tuple[str, str, int, str]:
 
 def _eval_files(root: Path, name: str) -> list[Path]:
     return sorted(root.glob(f"{layout.eval_dir('', ANY, ANY, ANY, ANY)}/{name}"))
+
+
+def metrics_frame(root: Path) -> pd.DataFrame:
+    """Every ``metrics.jsonl`` row under ``root`` with all its fields, the per-mini-batch ones
+    included (the report's own metrics table keeps only the fields it plots)."""
+    rows = []
+    for path in sorted(root.glob("train/*/*/seed*/metrics.jsonl")):
+        model, run, seed = _run_parts(path, root)
+        for _, row in iter_jsonl(path, allow_truncated_tail=True):
+            rows.append({"model": model, "run": run, "seed": seed, **row})
+    return pd.DataFrame(rows)
 
 
 def paths_frame(root: Path) -> pd.DataFrame:
@@ -97,7 +108,7 @@ def export(results: str | Path, out: str | Path, loaded: Results | None = None) 
     root = Path(results)
     loaded = load_results(root) if loaded is None else loaded
     frames = {
-        "metrics.csv.gz": loaded.metrics,
+        "metrics.csv.gz": metrics_frame(root),
         "eval_curve.csv.gz": loaded.curves,
         "paths.csv.gz": paths_frame(root),
         "path_logp.csv.gz": last_checkpoint_logp(root),
