@@ -37,10 +37,11 @@ def _mde(sd: float, n: int) -> float:
 
     def power(delta: float) -> float:
         ncp = delta * np.sqrt(n) / sd
-        return stats.nct.sf(crit, n - 1, ncp) + stats.nct.cdf(-crit, n - 1, ncp)
+        # the far tail is ~0 where scipy's nct.cdf returns NaN (large noncentrality, few df)
+        lower = np.nan_to_num(stats.nct.cdf(-crit, n - 1, ncp), nan=0.0)
+        return stats.nct.sf(crit, n - 1, ncp) + lower
 
-    # 5 SDs bracket the MDE from 4 pairs up; scipy's nct gives NaN at much larger noncentralities
-    return optimize.brentq(lambda d: power(d) - 0.8, 1e-9 * sd, 5 * sd)
+    return optimize.brentq(lambda d: power(d) - 0.8, 1e-9 * sd, 10 * sd)
 
 
 def _holm(p: np.ndarray) -> np.ndarray:

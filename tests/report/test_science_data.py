@@ -107,5 +107,6 @@ def test_psi_is_zero_on_each_steps_first_update_when_the_reference_is_the_rollou
     reset, fixed = m[m["run"] == "pacs"], m[m["run"] == "pacs_ref_fixed"]
     assert len(reset) and (reset["psi_abs_mean/mb0"].abs() < 1e-6).all()
     assert (reset["psi_abs_mean/mb1"] > 0).mean() > 0.99
-    assert fixed["psi_abs_mean/mb0"].iloc[len(fixed) // 2 :].min() > 0
+    # a fixed reference equals the policy only before the first update (step 1 of each seed)
+    assert len(fixed) and fixed.loc[fixed["step"] > 1, "psi_abs_mean/mb0"].min() > 0
     assert math.isfinite(m["grad_norm/mb1"].max())

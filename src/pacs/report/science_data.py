@@ -40,6 +40,7 @@ from .loaders import Results, _run_parts, load_results, need, read_json, seed_of
 from .outputs import OutputLog
 
 FLOAT = "%.17g"
+STRING_COLUMNS = ("model", "run", "benchmark", "problem", "paths", "path")
 PATHS_COLUMNS = ["model", "run", "seed", "benchmark", "problem", "n", "c", "paths"]
 LOGP_COLUMNS = ["model", "run", "seed", "benchmark", "step", "problem", "path", "logp"]
 DESCRIPTIONS = {
@@ -144,12 +145,15 @@ def write_raw_data(results: Results, log: OutputLog) -> None:
 
 
 def read(data: str | Path, name: str) -> pd.DataFrame:
-    """One exported file back as a frame (problem ids and paths as strings)."""
+    """One exported file back as a frame (problem ids and paths as strings; an empty numeric
+    cell, e.g. a ψ column in a GRPO row, is NaN, an empty ``paths`` stays "")."""
+    path = Path(data) / name
+    columns = pd.read_csv(path, nrows=0).columns
     return pd.read_csv(
-        Path(data) / name,
-        dtype={"problem": str, "paths": str, "path": str, "benchmark": str},
+        path,
+        dtype={c: str for c in STRING_COLUMNS if c in columns},
         keep_default_na=False,
-        na_values={c: [""] for c in ("logp", "pass_at_1", "n_problems", "n_samples")},
+        na_values={c: [""] for c in columns if c not in STRING_COLUMNS},
     )
 
 
