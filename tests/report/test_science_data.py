@@ -52,6 +52,7 @@ def test_a_results_tree_is_exported_as_four_tidy_files(tmp_path):
     }
     metrics = read(tmp_path / "data", "metrics.csv.gz")
     assert list(metrics["entropy"]) == [0.4, 0.3] and set(metrics["run"]) == {"pacs"}
+    assert list(metrics["psi_abs_mean/mb0"]) == [0.0, 0.0]  # per-mini-batch fields kept
     paths = read(tmp_path / "data", "paths.csv.gz").iloc[0]
     assert (paths["problem"], paths["n"], paths["c"], paths["paths"]) == (
         "synthetic_hard/0",
