@@ -25,6 +25,12 @@ os.environ.setdefault("PACS_CONSOLE_PROGRESS", "0")
 # Ray's node registration may wait this long (PACS_RAY_START_WAIT_S; 300 s by default): on 2
 # loaded cores a local node once took longer than 300 s. A safety net for the suite, not a goal.
 os.environ.setdefault("PACS_RAY_START_WAIT_S", "900")
+# OpenMP threads that wait for work sleep instead of spinning. The suite runs many torch processes
+# on 2 cores at once, and a spinning thread burns the CPU another process needs: the verl smoke's
+# base build (2-thread SFT) beside two busy loops took 99 CPU-s spinning, 55 passive, with the same
+# weights (docs/testing.md). Set before torch is imported; inherited by every subprocess (Snakemake
+# jobs, launches and their Ray workers, SLURM jobs, vLLM).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 # The slowest test files first (measured: docs/testing.md). make test runs pytest-xdist with
@@ -39,7 +45,6 @@ LONGEST_FIRST = (
     "tests/pipeline/test_science.py",
     "tests/verl_plugin/test_baselines_smoke.py",
     "tests/pipeline/test_smoke.py",
-    "tests/verl_plugin/test_cpu_trainer.py",
     "tests/slurm/test_accounting.py",
     "tests/slurm/test_pending_reason.py",
     "tests/evaluation/test_evaluate.py",

@@ -1,5 +1,7 @@
 """DAPO and REAL through verl 0.9.1's own trainer on CPU: 2 steps each on the smoke profile's
-tiny model (Ray, HF rollout, our rewards), as tests/verl_plugin/test_cpu_trainer.py does PACS.
+tiny model (Ray, the plugin's HF rollout, our rewards). PACS runs on verl in the engine tests'
+chain (tests/engine/test_verl_vllm_rollout.py, verl's vLLM rollout) and in the 2-node SLURM job
+(tests/slurm/test_verl_dag.py, HF rollout).
 
 DAPO runs verl's clip-higher, token-mean and v1 group filter (``algorithm.filter_groups``);
 REAL runs our registered ``real`` loss under the ``label_sync`` trainer. Each launch starts its own
@@ -77,3 +79,19 @@ def test_two_verl_steps(smoke_root, run_launch, method):
         assert all(0.0 <= r["mixed_frac"] <= 1.0 for r in rows)
     else:  # verl's clip-higher and group filter, under cpu_sync
         assert "'clip_ratio_high': 0.28" in log and "filter_groups/evicted_samples" in log
+    # the HF rollout samples with the actor's weights: its own log-probs match the actor's
+    # recomputation (measured 1.0e-6 to 1.7e-6; both fp32 on the CPU)
+    diffs = [
+        r["data"]["training/rollout_probs_diff_max"]
+        for r in _verl_records(out)
+        if "training/rollout_probs_diff_max" in r["data"]
+    ]
+    assert len(diffs) == 2 and max(diffs) < 1e-3, diffs
+
+
+def _verl_records(out: Path) -> list[dict]:
+    """verl's own file-logger lines ({"step", "data"}), in order."""
+    records = []
+    for path in sorted((out / "verl_logs").glob("attempt-*.jsonl")):
+        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return records

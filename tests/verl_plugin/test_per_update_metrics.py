@@ -169,7 +169,7 @@ def test_planned_updates_counts_verls_own_iterator(fields, dp_size, per_rank):
 
 def test_update_actor_keeps_verls_dispatch():
     """The override is registered like verl's own (the driver splits the batch over dp the same
-    way); the end-to-end run is tests/verl_plugin/test_cpu_trainer.py."""
+    way); the end-to-end run is the engine chain (tests/engine/test_verl_vllm_rollout.py)."""
     from verl.single_controller.base.decorator import MAGIC_ATTR
     from verl.workers.engine_workers import ActorRolloutRefWorker
 

@@ -13,7 +13,8 @@ the group initialised and reuses it.
 
 ``PACS_LOSS_DUMP_DIR`` (set in the Ray runtime env) makes every actor update micro-batch write the
 exact tensors the policy loss saw (log-probs, old log-probs, advantages, mask) and the loss it
-returned to ``rank<R>-<call>.pt``, so a test can recompute the logged loss independently.
+returned to ``rank<R>-<call>.pt``, so a test can recompute the logged loss independently. A
+resumed launch numbers its calls on from the dumps already there, so it overwrites none.
 
 ``update_actor`` adds per-update metrics for the pacs loss (:func:`per_update_metrics`): verl
 reduces every metric of a step to one mean over its updates, which hides how far ψ moves within
@@ -22,6 +23,8 @@ the step.
 
 from __future__ import annotations
 
+import glob
+import itertools
 import logging
 import numbers
 import os
@@ -51,7 +54,7 @@ def recording_loss(loss_fn, dump_dir: str, rank: int):
     """Wrap verl's actor loss ``loss_fn(model_output, data, dp_group)``: save its inputs and output
     for each call (see the module docstring)."""
     os.makedirs(dump_dir, exist_ok=True)
-    calls = iter(range(10**9))
+    calls = itertools.count(first_dump_index(dump_dir, rank))
 
     def wrapped(model_output, data, dp_group=None):
         loss, metrics = loss_fn(model_output=model_output, data=data, dp_group=dp_group)
@@ -69,6 +72,12 @@ def recording_loss(loss_fn, dump_dir: str, rank: int):
         return loss, metrics
 
     return wrapped
+
+
+def first_dump_index(dump_dir: str, rank: int) -> int:
+    """The call number a launch's first dump of ``rank`` takes: after those of earlier launches
+    into the same folder (a resumed run), so that ``rank<R>-*.pt`` in name order is call order."""
+    return len(glob.glob(os.path.join(glob.escape(dump_dir), f"rank{rank}-*.pt")))
 
 
 GRAD_NORM_KEY = "grad_norm"  # an update's pre-clip norm, as the worker returns it ("actor/" later)
