@@ -34,6 +34,7 @@ import pytest
 import torch
 
 from pacs.verl_plugin.cluster.owner import owned_env
+from pacs.verl_plugin.launch.logs import attempt_files, read_records
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
@@ -277,20 +278,12 @@ def test_logged_loss_equals_core_pacs_loss_on_the_same_batch(chain):
     assert torch.allclose(first["log_prob"][mask], first["old_log_prob"][mask], atol=1e-5)
 
 
-def _verl_records(chain: Path) -> list[dict]:
-    """verl's own file-logger lines ({"step", "data"}) of both launches, in order."""
-    records = []
-    for path in sorted((chain / "train" / "verl_logs").glob("attempt-*.jsonl")):
-        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return records
-
-
 def test_psi_per_mini_batch_is_the_core_stat_of_each_update(chain):
     """Each ``actor/pacs_<stat>/mb<i>`` equals pacs_loss's stat recomputed from update i's dumped
     micro-batches, averaged over them as verl averages; the per-update pre-clip norms average to
     verl's ``actor/grad_norm``. (ψ ≈ 0 at each step's first update, not after it: the chain's
     first test.)"""
-    logged = {r["step"]: r["data"] for r in _verl_records(chain) if r["step"] > 0}
+    logged = read_records(attempt_files(chain / "train" / "verl_logs"))  # both launches
     rows = _metrics(chain)
     for step, files in _step_dumps(chain).items():
         data, records = logged[step], [torch.load(f) for f in files]

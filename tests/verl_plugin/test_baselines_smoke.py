@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from pacs.verl_plugin.launch.logs import attempt_files, read_records
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "verl_smoke.yaml"
 
@@ -81,17 +83,10 @@ def test_two_verl_steps(smoke_root, run_launch, method):
         assert "'clip_ratio_high': 0.28" in log and "filter_groups/evicted_samples" in log
     # the HF rollout samples with the actor's weights: its own log-probs match the actor's
     # recomputation (measured 1.0e-6 to 1.7e-6; both fp32 on the CPU)
+    logged = read_records(attempt_files(out / "verl_logs"))  # verl's own file logger
     diffs = [
-        r["data"]["training/rollout_probs_diff_max"]
-        for r in _verl_records(out)
-        if "training/rollout_probs_diff_max" in r["data"]
+        data["training/rollout_probs_diff_max"]
+        for data in logged.values()
+        if "training/rollout_probs_diff_max" in data
     ]
     assert len(diffs) == 2 and max(diffs) < 1e-3, diffs
-
-
-def _verl_records(out: Path) -> list[dict]:
-    """verl's own file-logger lines ({"step", "data"}), in order."""
-    records = []
-    for path in sorted((out / "verl_logs").glob("attempt-*.jsonl")):
-        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return records
