@@ -8,23 +8,35 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup cpu-lock test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
+.PHONY: setup budget cpu-lock test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
         engine-env engine-lock gpu-env gpu-lock
 
 setup: $(VENV)/.installed
 
-## .venv: CPU torch 2.13.0 by pip (on a CPU-only host pip finds the CPU build; PyPI's is a CUDA one),
+## .venv: CPU torch 2.13.0 by pip from PyTorch's CPU wheel index (TORCH_CPU_INDEX; where it is
+## unreachable, from pip's own index with a one-line note: plain PyPI's torch is the CUDA build),
 ## then every other package from the hashed lock envs/cpu/requirements.lock (uv, --no-deps: the
 ## lock is the whole env, so the tiny report's numbers rest on a fixed set of versions), then this
 ## package (editable, with the extras test, slurm, notebook and lint). `make cpu-lock` regenerates it.
 CPU_LOCK    := envs/cpu/requirements.lock
 UV_VERSION  := 0.13.9
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 $(VENV)/.installed: pyproject.toml $(CPU_LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q torch==2.13.0 uv==$(UV_VERSION)
+	$(BIN)/python -m pip install -q --timeout 30 --retries 1 --index-url $(TORCH_CPU_INDEX) torch==2.13.0 \
+	  || { echo "[make setup] $(TORCH_CPU_INDEX) unreachable: torch 2.13.0 from pip's own index" \
+	  "(on plain PyPI the CUDA build, several GB; the CPU build is ~190 MB)" >&2; \
+	  $(BIN)/python -m pip install -q torch==2.13.0; }
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps --require-hashes --compile-bytecode -r $(CPU_LOCK)
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
 	touch $@
+
+## The paper matrix's expected hours and GPU-hours per job, model and matrix, at n = 256 and 128,
+## with each job's margin against its SLURM time limit (python -m pacs.budget --help).
+BUDGET_ARGS ?= --jobs
+budget: setup
+	$(BIN)/python -m pacs.budget $(BUDGET_ARGS)
 
 ## Regenerate .venv's lock (after changing pyproject.toml): resolved against the CPU build of torch,
 ## found through TORCH_FIND_LINKS (PyTorch's CPU wheel index, or a folder that holds the wheel).

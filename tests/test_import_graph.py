@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("evaluation stages", {"evaluation"}),
     ("report and the verl engine", {"report", "verl_plugin"}),
     ("drivers", {"model_eval", "explore", "preflight", "slurm_profile"}),
+    ("plans over the drivers", {"budget"}),
 ]
 
 

@@ -1,7 +1,7 @@
 """configs/overlays/paper_n128.yaml: the paper's v2 n = 128 (§4.1) in place of the official
 script's 256. `snakemake -n` for one evaluation (Qwen3-4B PACS on MATH500) shows what it changes:
-the samples each generate job draws and so the number of shards (92 problems a shard at n = 256,
-185 at 128, from eval.shard's budget)."""
+the samples each generate job draws and so the number of shards (74 problems a shard at n = 256,
+148 at 128, from eval.shard's budget)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def dry_run(paper_dry_run, workflow: Path, *configfiles: str) -> tuple[Counter, 
 
 @pytest.mark.parametrize(
     "configfiles,n,shards",
-    [((), 256, 6), (("configs/paper.yaml", OVERLAY), 128, 3)],
+    [((), 256, 7), (("configs/paper.yaml", OVERLAY), 128, 4)],
     ids=["official-256", "v2-128"],
 )
 def test_the_overlay_halves_the_samples_and_the_shards(

@@ -22,8 +22,8 @@ VENV_BIN = str(Path(sys.executable).parent)
 PAPER_BENCHMARK_SIZES = {"math500": 500, "amc23": 40, "aime24": 30, "aime25": 30, "beyondaime": 100}
 
 TABLE1 = ("math500", "amc23", "aime24", "aime25", "beyondaime")
-# generate shards per benchmark at 92 problems a shard (tests/pipeline/test_workflow.py)
-SHARDS = {"math500": 6, "amc23": 1, "aime24": 1, "aime25": 1, "beyondaime": 2}
+# generate shards per benchmark at 74 problems a shard (tests/pipeline/test_workflow.py)
+SHARDS = {"math500": 7, "amc23": 1, "aime24": 1, "aime25": 1, "beyondaime": 2}
 
 
 def dry_run_jobs(output: str) -> list[dict]:
@@ -76,7 +76,7 @@ def test_one_evaluation_per_released_model_and_benchmark_shard(dry_run):
     assert len(released) == 7
     generate = released_jobs(jobs, "generate")
     expected = {(m, b, str(k)) for m in released for b in TABLE1 for k in range(SHARDS[b])}
-    assert set(generate) == expected and len(generate) == len(expected) == 7 * 11
+    assert set(generate) == expected and len(generate) == len(expected) == 7 * 12
     for rule in ("gather_samples", "grade", "passk"):
         pairs = [(m, b) for m, b, _ in released_jobs(jobs, rule)]
         assert Counter(pairs) == Counter((m, b) for m in released for b in TABLE1), rule
@@ -100,7 +100,7 @@ def test_released_models_come_from_their_snapshot_with_their_prompt(dry_run):
             )
             if f"/eval/{key}/released/" in c
         ]
-        assert len(commands) == 11, key
+        assert len(commands) == 12, key
         for command in commands:
             argv = shlex.split(command)
             assert argv[argv.index("--model") + 1] == f"results/paper/hub/{key}"

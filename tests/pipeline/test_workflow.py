@@ -195,14 +195,14 @@ def _local_rules(configfile: Path, workdir: Path) -> tuple[set[str], dict[str, s
 
 
 def test_paper_generation_is_sharded_to_fit_its_time_limit(paper_dry_run):
-    """eval.shard: 92 problems per generate job at n = 256 (tests/evaluation/test_shards.py),
+    """eval.shard: 74 problems per generate job at n = 256 (tests/evaluation/test_shards.py),
     one gather per evaluation; the Fig. 3 checkpoints sample eval.curve_n_samples = 32."""
     cfg = load_config(REPO / "configs" / "paper.yaml")
     shards = {}
     for j in paper_dry_run:
         if j["rule"] == "generate" and (e := eval_job(j)) and e["run"] == "base":
             shards.setdefault((e["model"], e["benchmark"]), set()).add(int(j["wildcards"]["shard"]))
-    assert shards[("qwen3_8b", "math500")] == set(range(6))  # 5 × 92 + 40
+    assert shards[("qwen3_8b", "math500")] == set(range(7))  # 6 × 74 + 56
     assert shards[("qwen3_8b", "aime24")] == {0}
     assert shards[("qwen3_8b", "livecodebench")] == set(range(4))
     gathers = [j for j in paper_dry_run if j["rule"] == "gather_samples"]
@@ -212,7 +212,7 @@ def test_paper_generation_is_sharded_to_fit_its_time_limit(paper_dry_run):
 
 
 def test_paper_shell_commands_carry_shards_and_curve_n(paper_dry_run_text):
-    assert "--shard-index 5 --shard-size 92 " in paper_dry_run_text
+    assert "--shard-index 6 --shard-size 74 " in paper_dry_run_text
     curve = [
         line
         for line in paper_dry_run_text.splitlines()
