@@ -13,6 +13,7 @@ import csv
 import hashlib
 import random
 import re
+import unicodedata
 from pathlib import Path
 
 from pacs.rewards.math import extract_boxed, last_box_command
@@ -54,9 +55,51 @@ _HEDGE = re.compile(
     rf"[\s()\[\]{{}}$*]*{_CONNECTIVE}(?:{_WRAP}{_CONNECTIVE})?{_WRAP}(?:{_QUALIFIER}{_WRAP})?"
     r"(?:\\text\s*\{\s*)?\(?([A-D])\)?(?![A-Za-z0-9])"
 )
+# Any other option letter in the rest of the final answer (docs/grading_policy.md): up to the end
+# of its sentence or line, at most ANSWER_TAIL characters. A letter counts unless it is part of a
+# word or a number ("2D", "D-glucose") or follows a plain word ("Vitamin D"); after a symbol
+# ("C (D)", "C - D", "C → D", "C ∨ D", "C，D") or a connective ("C unless D") it counts.
+ANSWER_TAIL = 300
+_TAIL_TOKEN = re.compile(r"[A-Za-z]+|\S")
+_SENTENCE_END = re.compile(
+    r"(?<!vs)(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s|$)(?!\s*(?i:or|maybe|perhaps|possibly|alternatively"
+    r"|otherwise|else|unless|and)(?![A-Za-z]))|\n"
+)
+_CONNECTIVE_WORDS = (
+    "or and nor unless vs versus maybe perhaps possibly probably else otherwise alternatively "
+    "also even either between if instead than then but not option options choice choices "
+    "answer answers letter with plus minus to from"
+)
+CONNECTIVES = frozenset(_CONNECTIVE_WORDS.split())
 _FIRST_LETTER = re.compile(r"\(?([A-D])\)?(?![A-Za-z0-9])")
 _BOXED_LETTER = re.compile(r"\(?([A-D])\)?(?:[\s.:)].*)?", re.DOTALL)
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}")
+
+
+def names_another_letter(text: str, start: int) -> bool:
+    """Whether the final answer's rest, ``text[start:]`` up to its sentence's end, names another
+    option letter (the rule above)."""
+    tail = unicodedata.normalize("NFKC", text[start : start + ANSWER_TAIL])
+    end = _SENTENCE_END.search(tail)
+    tail = tail[: end.start()] if end else tail
+    previous = None
+    for match in _TAIL_TOKEN.finditer(tail):
+        token = match.group()
+        if token in LETTERS and _stands_alone(tail, match.start(), match.end()):
+            after_word = previous is not None and previous.isascii() and previous.isalpha()
+            if not after_word or previous.lower() in CONNECTIVES:
+                return True
+        previous = token
+    return False
+
+
+def _stands_alone(tail: str, start: int, end: int) -> bool:
+    """Not glued to a digit ("2D") and not a prefix ("D-glucose", "D'")."""
+    before = tail[start - 1] if start else " "
+    after = tail[end : end + 2]
+    if before.isdigit() or after[:1].isdigit() or after[:1] == "'":
+        return False
+    return not (after[:1] == "-" and after[1:2].isalpha())
 
 
 def load_gpqa_csv(path: str | Path) -> list[dict[str, str]]:
@@ -130,7 +173,9 @@ def _last_choice(response: str) -> tuple[int, str, bool] | None:
     for line in _ANSWER_LINE.finditer(response):
         pass
     if line is not None:
-        hedged = _HEDGE.match(response, line.end(1)) is not None
+        hedged = _HEDGE.match(response, line.end(1)) is not None or names_another_letter(
+            response, line.end(1)
+        )
         candidates.append((line.start(), line.group(1), hedged))
     boxed = _boxed_letter(response)
     if boxed is not None:
@@ -145,7 +190,9 @@ def _boxed_letter(response: str) -> tuple[int, str, bool] | None:
         return None
     content = _TEXT_WRAPPER.sub(r"\1", content).strip()
     first = _FIRST_LETTER.match(content)
-    if first and _HEDGE.match(content, first.end(1)):  # "A|B", "A, B": a hedge, not "no letter"
+    if first and (
+        _HEDGE.match(content, first.end(1)) or names_another_letter(content, first.end(1))
+    ):
         return command.start(), first.group(1), True
     match = _BOXED_LETTER.fullmatch(content)
     if not match:

@@ -40,7 +40,8 @@ from typing import Any
 
 from pacs.rewards._limits import check_seconds
 from pacs.rewards._mathjob import MathJob
-from pacs.rewards._relation import read_answer
+from pacs.rewards._relation import expand_pm, read_answer
+from pacs.rewards._unicode import unicode_to_latex
 from pacs.rewards.result import STATUSES, GradeResult
 
 EXTRACTIONS = ("strict", "official")
@@ -152,6 +153,19 @@ def normalize_answer(s: str) -> str:
 # Thousands separators: a comma, spacing commands, "~", "{,}" and (thin, no-break) spaces.
 _SEPARATOR = r"(?:,|\\[,;: ]|~|\{,\}|[ \u2009\u202f\u00a0])"
 _GROUPED = re.compile(rf"[+-]?\d{{1,3}}(?:({_SEPARATOR})\d{{3}})(?:\1\d{{3}})*(?:\.\d+)?")
+# A grouped number inside a longer answer ("x = 10\,080"), spacing separators only (a comma may
+# be a list's): tried only where a run of digits starts (not after a separator, so a failed try
+# is never repeated at the next group), the groups possessive: linear.
+_SPACED_GROUPS = re.compile(
+    r"(?<![\d.,;:~\u2009\u202f\u00a0])(?<!\\ )\d{1,3}(\\[,;: ]|~|[\u2009\u202f\u00a0])\d{3}"
+    r"(?:\1\d{3})*+(?![\d.])"
+)
+# ",\!" (a comma with a negative thin space: "10,\!080") is a comma; "\!" alone is nothing.
+_NEGATIVE_SPACE = re.compile(r",\\!\s*|\\!")
+# A currency sign before the number ("\$32,\!348") is dropped, like a percent sign after it.
+# A number before "(" or "e^" multiplies it: written out, since math-verify reads "41 e^0" and
+# "41 (1)" as 42 (a mixed number's reading of juxtaposition).
+_JUXTAPOSED = re.compile(r"(?<=\d)[ \t]*(?=\(|e\^)")
 # Every pattern that starts with a run of digits (or may) is anchored where the run starts,
 # (?<!\d): tried at every digit of a long run, its backtracking made canonical() quadratic.
 _REPEATING = re.compile(r"(?<!\d)(\d*)\.(\d*)\\overline\s*(?:\{(\d+)\}|(\d))")
@@ -180,11 +194,17 @@ def canonical(s: str) -> str:
     s = _strip_percent(s.strip().strip("$").strip())
     if not s.isascii():
         s = unicode_to_latex(s)
+    if "\\!" in s:
+        s = _NEGATIVE_SPACE.sub(lambda m: "," if m.group()[0] == "," else "", s)
+    if s.startswith("\\$"):
+        s = s[2:].lstrip()
+    s = _SPACED_GROUPS.sub(lambda m: m.group().replace(m.group(1), ""), s)
     match = _GROUPED.fullmatch(s)
     if match:
         s = s.replace(match.group(1), "")
     if is_e_notation(s):
         s = positional_decimal(s)
+    s = _JUXTAPOSED.sub(" \\\\cdot ", s)
     return _REPEATING.sub(_repeating_fraction, s) if "\\overline" in s else s
 
 
@@ -233,81 +253,6 @@ def _repeating_fraction(match: re.Match) -> str:
     if value.denominator == 1:
         return str(value.numerator)
     return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
-
-
-_UNICODE_SYMBOLS = str.maketrans(
-    {
-        "\u2212": "-",  # minus sign
-        "\u2013": "-",  # en dash, as models write a minus
-        "\u00d7": "\\times ",
-        "\u22c5": "\\cdot ",
-        "\u00b7": "\\cdot ",
-        "\u00f7": "\\div ",
-        "\u03c0": "\\pi ",
-        "\u221e": "\\infty ",
-        "\u2264": "\\le ",
-        "\u2265": "\\ge ",
-        "\u2260": "\\ne ",
-        "\u2044": "/",  # fraction slash
-        # relations and hedges: read by pacs.rewards._relation as their LaTeX
-        "\u2248": "\\approx ",
-        "\u2192": "\\to ",
-        "\u27f6": "\\longrightarrow ",
-        "\u21d2": "\\Rightarrow ",
-        "\u27f9": "\\implies ",
-        "\u21d4": "\\iff ",
-        "\u21a6": "\\mapsto ",
-        "\u2261": "\\equiv ",
-        "\u2254": ":=",
-        "\u223c": "\\sim ",
-        "\u2243": "\\simeq ",
-        "\u2245": "\\cong ",
-        "\u2208": "\\in ",
-        "\u2209": "\\notin ",
-        "\u2234": "\\therefore ",
-        "\u2a7d": "\\le ",
-        "\u2a7e": "\\ge ",
-        "\u2228": "\\lor ",
-        "\u00b1": "\\pm ",
-        "\u2213": "\\mp ",
-        "\uff1d": "=",
-    }
-)
-_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5)}
-_VULGAR |= {"⅖": (2, 5), "⅗": (3, 5), "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7)}
-_VULGAR |= {"⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8), "⅑": (1, 9), "⅒": (1, 10)}
-_VULGAR_RE = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")
-_ROOTS = {"√": "\\sqrt", "∛": "\\sqrt[3]", "∜": "\\sqrt[4]"}
-_ROOT_RE = re.compile(r"([√∛∜])\s*(\d+(?:\.\d+)?|[A-Za-z]|\\[A-Za-z]+|\{[^{}]*\}|\([^()]*\))?")
-_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻"
-_SUPERSCRIPT_RE = re.compile(f"[{_SUPERSCRIPTS}]+")
-_FROM_SUPERSCRIPT = str.maketrans(_SUPERSCRIPTS, "0123456789+-")
-
-
-def unicode_to_latex(s: str) -> str:
-    """``½`` -> ``\\frac{1}{2}`` (``2½`` -> ``\\frac{5}{2}``), ``√2`` -> ``\\sqrt{2}``, ``x²`` ->
-    ``x^{2}``, ``π`` -> ``\\pi``, ``−`` -> ``-``, ``×`` -> ``\\times``: math-verify reads none
-    of them."""
-    s = s.translate(_UNICODE_SYMBOLS)
-    s = _VULGAR_RE.sub(_vulgar_fraction, s)
-    s = _ROOT_RE.sub(_root, s)
-    return _SUPERSCRIPT_RE.sub(lambda m: "^{" + m.group().translate(_FROM_SUPERSCRIPT) + "}", s)
-
-
-def _vulgar_fraction(match: re.Match) -> str:
-    whole, (num, den) = match.group(1), _VULGAR[match.group(2)]
-    if len(whole) > REPEATING_DIGITS:
-        return match.group(0)
-    return f"\\frac{{{int(whole or '0') * den + num}}}{{{den}}}"
-
-
-def _root(match: re.Match) -> str:
-    command, operand = _ROOTS[match.group(1)], match.group(2)
-    if operand is None:
-        return command + " "
-    if operand[0] in "{(":
-        operand = operand[1:-1]
-    return f"{command}{{{operand}}}"
 
 
 def spaced_digits(s: str) -> bool:
@@ -447,7 +392,7 @@ def _prepare(response: str, gold_text: str, extraction: str, timeout: float):
         return GradeResult(0.0, extracted, "ok", {"method": "spaced digits"})
     if len(answer_form) > MAX_ANSWER_CHARS:
         return _too_long("answer", len(answer_form), MAX_ANSWER_CHARS, extracted)
-    return _read(gold_form, answer_form, extracted, timeout)
+    return _read(expand_pm(gold_form, answer_form), answer_form, extracted, timeout)
 
 
 def _read(gold_form: str, answer_form: str, extracted: str, timeout: float):
