@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from pacs.evaluation._vote_pairs import most_voted_pairs
 from pacs.evaluation.io import FormatError, iter_jsonl, require
 from pacs.io import write_csv, write_json
 from pacs.rewards.result import is_correct
@@ -392,7 +393,7 @@ def _equivalence_plan(
     """Union-find over the distinct keys after the numeric merge, and the pairs left to verify."""
     counts = Counter(a for a in answers if a is not None)
     keys = list(counts)  # first-seen order
-    parent = {k: k for k in keys}
+    parent = _Classes(keys)
     values = {key: number_key(key) for key in keys}  # once per key: linear, never quadratic
     by_value: dict = {}
     for key in keys:
@@ -410,24 +411,12 @@ def _equivalence_plan(
             VERIFIED_KEY_CHARS,
         )
     short = [k for k in reps if len(k) <= VERIFIED_KEY_CHARS]
-    pairs = [
-        (a, b)
-        for i, a in enumerate(short)
-        for b in short[i + 1 :]
-        if values[a] is None or values[b] is None
-    ]
-    pairs.sort(key=lambda ab: -(votes[ab[0]] + votes[ab[1]]))  # stable: first-seen among equals
-    if len(pairs) > max_pairs:
-        log.warning(
-            "maj@k: %d distinct-answer pairs in one problem, verifying the %d most voted",
-            len(pairs),
-            max_pairs,
-        )
-    return parent, pairs[:max_pairs]
+    return parent, most_voted_pairs(short, votes, values, max_pairs)
 
 
 def _find(parent: dict[str, str], key: str) -> str:
     while parent[key] != key:
+        parent[key] = parent[parent[key]]  # path halving: near-constant finds
         key = parent[key]
     return key
 
@@ -437,9 +426,20 @@ def _union(parent: dict[str, str], a: str, b: str) -> None:
     ra, rb = _find(parent, a), _find(parent, b)
     if ra == rb:
         return
-    order = list(parent)
-    first, second = (ra, rb) if order.index(ra) < order.index(rb) else (rb, ra)
+    position = getattr(parent, "position", None)
+    if position is None:  # a plain dict (tests): its order is the first-seen order
+        position = {key: i for i, key in enumerate(parent)}
+    first, second = (ra, rb) if position[ra] < position[rb] else (rb, ra)
     parent[second] = first
+
+
+class _Classes(dict):
+    """Union-find parents of vote keys in first-seen order, with each key's position (looked up
+    by every union: ``list(parent).index`` there made the plan quadratic in distinct keys)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__((key, key) for key in keys)
+        self.position = {key: i for i, key in enumerate(keys)}
 
 
 def group_problems(
