@@ -6,7 +6,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import min_version, update_config
 
-from pacs import layout
+from pacs import layout, numerics
 from pacs.config import ConfigError, parse_profile, typed_cli_overrides, write_snapshot
 
 min_version("9.0")
@@ -34,6 +34,14 @@ try:
     SPEC = parse_profile(config, source=", ".join(map(str, workflow.configfiles)) or "config")
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
+# The CPU engine's profiles compute on one arithmetic path on every x86-64 CPU with AVX2
+# (pacs.numerics; PACS_PORTABLE_NUMERICS=0 turns it off) with OpenMP waiting passively: set here,
+# before any job starts, so every job (local, or SLURM's, which re-reads this file) inherits it.
+if SPEC.engine == "tiny":
+    try:
+        numerics.apply()
+    except ValueError as err:
+        raise WorkflowError(str(err)) from None
 # The merged config (profile file + --config overrides), as the stages' --config file. Not an
 # input (any edit would rerun everything): each rule's `settings` param records what it depends
 # on. Written only when its content changes and never by a dry run, so a `-n` with other

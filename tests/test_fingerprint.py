@@ -106,6 +106,7 @@ def test_code_commit_names_the_checkout_and_its_edits(tmp_path):
 
 
 def test_job_times_are_the_jobs_own_start_and_end():
+    from pacs import numerics
     from pacs.fingerprint import job_times
 
     # 2026-01-01T00:00:00Z and 92.5 s later
@@ -114,6 +115,8 @@ def test_job_times_are_the_jobs_own_start_and_end():
         "job_started_at": "2026-01-01T00:00:00+00:00",
         "job_finished_at": "2026-01-01T00:01:32+00:00",
         "job_seconds": 92.5,
+        "numerics": numerics.describe(),
     }
+    assert got["numerics"]["setting"] in (numerics.PORTABLE, numerics.NATIVE)
     with pytest.raises(ValueError, match="before started"):
         job_times(10.0, 9.0)

@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # ``__init__``), lowest layer first. A unit imports only units of LOWER layers, never one beside
 # it or above it (docs/design.md §3).
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundations", {"pacs", "io", "layout", "loss_modes", "progress"}),
+    ("foundations", {"pacs", "io", "layout", "loss_modes", "numerics", "progress"}),
     ("math, methods, rewards", {"core_algos", "methods", "rewards", "fingerprint", "fetch"}),
     ("config and data", {"config", "data"}),
     ("metric names", {"metrics_log"}),

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pacs import numerics
 from pacs.io import sha256_file
 
 ON_MISMATCH = ("refuse", "restart")
@@ -135,7 +136,8 @@ def code_commit(where: str | Path | None = None) -> str | None:
 
 def job_times(started: float, finished: float | None = None) -> dict[str, Any]:
     """A job's own start and end (``time.time()`` values) for its ``summary.json``: ISO-8601 UTC
-    times and the seconds between. The runs table's wall time reads ``job_seconds``: the whole
+    times and the seconds between, and the arithmetic path it ran on (``numerics``:
+    :func:`pacs.numerics.describe`). The runs table's wall time reads ``job_seconds``: the whole
     job (loading, evaluation and saving included), not the sum of its steps' times."""
     finished = time.time() if finished is None else finished
     if finished < started:
@@ -148,4 +150,5 @@ def job_times(started: float, finished: float | None = None) -> dict[str, Any]:
         "job_started_at": iso(started),
         "job_finished_at": iso(finished),
         "job_seconds": round(finished - started, 2),
+        "numerics": numerics.describe(),
     }

@@ -18,6 +18,7 @@ snapshot the resumed run writes again, bit-identically.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pacs import numerics
 from pacs.fingerprint import (
     ON_MISMATCH,
     FingerprintMismatch,
@@ -82,10 +84,14 @@ def run_fingerprint(
 ) -> dict:
     """Fingerprint (:mod:`pacs.fingerprint`) of everything that decides what this run trains
     and records: the resolved run, every ``train:``/``eval:`` setting but ``RESUMABLE_SETTINGS``,
-    the seed, and the contents of the base model folder and of both data sets."""
+    the seed, the contents of the base model folder and of both data sets, and the numerics
+    setting (:mod:`pacs.numerics`), which must be the one the base model was made with."""
     knobs = {k: v for k, v in settings.knobs().items() if k not in RESUMABLE_SETTINGS}
+    current = check_numerics(f"the base model {base}", base_numerics(base))
     return fingerprint(
         {
+            # Only a portable run names it: native fingerprints stay those of older runs.
+            **({"numerics": current} if current == numerics.PORTABLE else {}),
             # What the run trains (its method and knobs), not how it is named or grouped.
             "run": {"method": settings.method.name, **spec_dict(settings.method)},
             **knobs,
@@ -96,6 +102,23 @@ def run_fingerprint(
             "eval_data": rows_digest(eval_rows),
         }
     )
+
+
+def check_numerics(where: str | Path, stored: str) -> str:
+    """This process's numerics setting, refused (:class:`CheckpointError`, naming both) when
+    it is not ``stored``, the one ``where`` was made with, or when it did not take."""
+    try:
+        current = numerics.check_in_effect()
+        numerics.check_same(where, stored, current)
+    except (numerics.NumericsMismatch, RuntimeError) as err:
+        raise CheckpointError(str(err)) from err
+    return current
+
+
+def base_numerics(base: str | Path) -> str:
+    """The numerics setting the SFT base in ``base`` records (``native`` without a record)."""
+    path = Path(base) / SFT_SUMMARY_NAME
+    return numerics.recorded(json.loads(path.read_text()) if path.is_file() else None)
 
 
 def resume(
@@ -218,6 +241,9 @@ def load_checkpoint(
         return False
     ckpt = read_checkpoint(path)
     stored = ckpt.get("fingerprint")
+    # Another numerics setting is refused whatever on_mismatch says: restarting would train on
+    # a base model of the other setting too (run_fingerprint refuses that).
+    check_numerics(path, numerics.recorded((stored or {}).get("settings")))
     if differing_keys(stored, run_fp):
         if on_mismatch == "refuse":
             raise FingerprintMismatch(

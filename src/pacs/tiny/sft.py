@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer
 
-from pacs import layout
+from pacs import layout, numerics
 from pacs.config import ConfigError, EvalSpec, Profile, load_profile
 from pacs.fingerprint import code_commit, job_times
 from pacs.io import read_jsonl
@@ -161,8 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     try:
+        numerics.check_in_effect()  # the summary records it (job_times), RL checks it
         profile = load_profile(args.config)
-    except ConfigError as err:
+    except (ConfigError, RuntimeError) as err:
         raise SystemExit(f"error: {err}") from err
     sft_cfg = profile.models[args.model].sft
     steps = args.steps if args.steps is not None else sft_cfg.steps
