@@ -288,7 +288,7 @@ def grpo_outcome_advantage(
 
 
 def agg_loss(
-    loss_mat: torch.Tensor, mask: torch.Tensor, loss_agg_mode: str, horizon: int | None = None
+    loss_mat: torch.Tensor, mask: torch.Tensor, loss_agg_mode: str, horizon: float | None = None
 ) -> torch.Tensor:
     """Reduce a per-token loss to a scalar, with the meanings of verl's ``agg_loss``.
 
@@ -409,10 +409,13 @@ def value_loss(
     mask: torch.Tensor,
     clip_range: float = 0.5,
     loss_agg_mode: str = "token-mean",
+    horizon: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Clipped value loss ½·max((V − R)², (clip(V, V_old ± c) − R)²), aggregated like verl.
 
-    values, old_values, returns, mask: [B, T]. Returns (loss, stats: vf_clipfrac).
+    values, old_values, returns, mask: [B, T]. ``horizon``: ``seq-mean-token-sum-norm``'s
+    divisor (verl's critic takes the actor's ``loss_scale_factor``; None: T). Returns (loss,
+    stats: vf_clipfrac).
     """
     _check_same_shape(values=values, old_values=old_values, returns=returns, mask=mask)
     _check_no_nan(values=values, old_values=old_values, returns=returns)
@@ -421,7 +424,7 @@ def value_loss(
     clipped_values = torch.clamp(values, old_values - clip_range, old_values + clip_range)
     unclipped_err = (values - returns) ** 2
     clipped_err = (clipped_values - returns) ** 2
-    loss = 0.5 * agg_loss(torch.maximum(unclipped_err, clipped_err), mask, loss_agg_mode)
+    loss = 0.5 * agg_loss(torch.maximum(unclipped_err, clipped_err), mask, loss_agg_mode, horizon)
     with torch.no_grad():
         stats = {"vf_clipfrac": masked_mean((clipped_err > unclipped_err).float(), mask).item()}
     return loss, stats

@@ -51,10 +51,14 @@ NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
 UnitFloat = Annotated[StrictFloat, Field(ge=0, le=1)]
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 DualClip = Annotated[StrictFloat, Field(gt=1)] | None  # verl asserts c > 1; null: no cap
+GradClip = Annotated[StrictFloat, Field(gt=0)] | None  # a max gradient norm; null: no clipping
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 
 # The loss code's modes (SCORE_METHODS, LOSS_AGG_MODES) come from pacs.loss_modes.
 REF_MODES = ("rollout", "periodic", "fixed")
+SUM_NORM = "seq-mean-token-sum-norm"
+# How seq-mean-token-sum-norm's sequence sum is averaged (GrpoSpec.loss_scale).
+LOSS_SCALES = ("micro_batch_sum", "sequence_mean")
 
 
 # ------------------------------------------------------------------------------ the reference
@@ -151,9 +155,21 @@ class SpecChecks:
         """Problems of the spec's knobs together (``where``: the spec's place in the config)."""
         return []
 
-    def budget_problems(self, where: str, max_new_tokens: int) -> list[str]:
-        """Problems of the spec against the response limit ``train.max_new_tokens``."""
+    def budget_problems(self, where: str, train: Any) -> list[str]:
+        """Problems of the spec against the profile's ``train:`` section (its response limit
+        ``max_new_tokens``, its ``micro_batch_per_gpu``)."""
         return []
+
+    @property
+    def loss_agg_mode_used(self) -> str | None:
+        """verl's name of how its token losses become one number; None: one term per response
+        or group (PACS, REAL)."""
+        return getattr(self, "loss_agg_mode", None)
+
+    def loss_scale_factor(self, micro_batch_per_gpu: int | None) -> int:
+        """The factor on verl 0.9.1's aggregation that gives the loss this spec asks for (1:
+        verl 0.9.1's own)."""
+        return 1
 
     def verl_problems(self, where: str) -> list[str]:
         """What the verl engine cannot run of this spec."""
@@ -190,6 +206,10 @@ class PacsSpec(SpecChecks):
     soft_labels: Bool = False
     """Use the verifier's score in [0, 1] as the BCE label instead of score ≥ 0.5 (docs/design.md
     §2.6); the tiny engine only."""
+    grad_clip: GradClip = None
+    """Max gradient norm of the actor's update; null: no clipping, as the official actor, whose
+    ``_optimizer_step`` steps without clipping (its config's ``grad_clip: 1.0`` is never read).
+    configs/overlays/pacs_clipped.yaml sets 1.0 (docs/design.md §2.9)."""
 
     @model_validator(mode="after")
     def _reset_period_goes_with_periodic(self):
@@ -231,6 +251,25 @@ class ClippedSurrogate(SpecChecks):
         """No log-ratio to a reference in its loss (the clip ratio is to the rollout policy)."""
         return None
 
+    def loss_scale_factor(self, micro_batch_per_gpu: int | None) -> int:
+        """``micro_batch_per_gpu`` under ``loss_scale: micro_batch_sum`` with
+        ``seq-mean-token-sum-norm`` (verl 0.3.1's sum over a micro-batch's sequences), else 1."""
+        sums = getattr(self, "loss_scale", "sequence_mean") == "micro_batch_sum"
+        if sums and self.loss_agg_mode == SUM_NORM and micro_batch_per_gpu:
+            return micro_batch_per_gpu
+        return 1
+
+    def budget_problems(self, where: str, train: Any) -> list[str]:
+        sums = getattr(self, "loss_scale", "sequence_mean") == "micro_batch_sum"
+        if not (sums and self.loss_agg_mode == SUM_NORM):
+            return []
+        if train.micro_batch_per_gpu is None:
+            return [
+                f"{where}.loss_scale: micro_batch_sum needs train.micro_batch_per_gpu (the "
+                "official micro-batch of the sum, App. C: 8), or set loss_scale: sequence_mean"
+            ]
+        return []
+
 
 @spec
 class GrpoSpec(ClippedSurrogate):
@@ -251,6 +290,16 @@ class GrpoSpec(ClippedSurrogate):
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
     −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
     cap (docs/design.md §2.7)."""
+    loss_scale: Literal[LOSS_SCALES] = "micro_batch_sum"
+    """How ``seq-mean-token-sum-norm`` averages its per-sequence sums Σ_t ℓ_it / T:
+    ``micro_batch_sum``, as the official scripts ran it in verl 0.3.1, which summed each
+    micro-batch's sequences and then averaged over the gradient accumulation, so a mini-batch's
+    loss is ``train.micro_batch_per_gpu`` × the mean; ``sequence_mean``: verl 0.9.1's mean
+    (1/8 of the official loss at App. C's micro-batch of 8). Other aggregations are means in both
+    verl versions (docs/design.md §2.7)."""
+    grad_clip: GradClip = 1.0
+    """Max gradient norm (actor and critic): verl 0.3.1's default 1.0, which the official
+    scripts ran with; null: no clipping."""
 
 
 @spec
@@ -272,6 +321,16 @@ class PpoSpec(ClippedSurrogate):
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
     −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
     cap (docs/design.md §2.7)."""
+    loss_scale: Literal[LOSS_SCALES] = "micro_batch_sum"
+    """How ``seq-mean-token-sum-norm`` averages its per-sequence sums Σ_t ℓ_it / T:
+    ``micro_batch_sum``, as the official scripts ran it in verl 0.3.1, which summed each
+    micro-batch's sequences and then averaged over the gradient accumulation, so a mini-batch's
+    loss is ``train.micro_batch_per_gpu`` × the mean; ``sequence_mean``: verl 0.9.1's mean
+    (1/8 of the official loss at App. C's micro-batch of 8). Other aggregations are means in both
+    verl versions (docs/design.md §2.7)."""
+    grad_clip: GradClip = 1.0
+    """Max gradient norm (actor and critic): verl 0.3.1's default 1.0, which the official
+    scripts ran with; null: no clipping."""
     gamma: UnitFloat = 1.0
     """GAE discount γ; verl's LLM default 1 (App. B)."""
     lam: UnitFloat = 1.0
@@ -305,6 +364,8 @@ class DapoSpec(ClippedSurrogate):
     dynamic_sampling: Bool = True
     """DAPO §3.2: sample until the batch holds ``train.prompts_per_step`` groups that are neither
     all-correct nor all-wrong (verl: ``algorithm.filter_groups``)."""
+    grad_clip: GradClip = 1.0
+    """Max gradient norm: the DAPO recipe's ``grad_clip=1.0``; null: no clipping."""
     max_gen_rounds: PositiveInt = 3
     """Cap on generation rounds per step (verl recipe's ``max_num_gen_batches``; 3 is ours, for
     a CPU budget): at the cap the batch is topped up with homogeneous groups, which keep its
@@ -335,7 +396,8 @@ class DapoSpec(ClippedSurrogate):
             )
         ]
 
-    def budget_problems(self, where: str, max_new_tokens: int) -> list[str]:
+    def budget_problems(self, where: str, train: Any) -> list[str]:
+        max_new_tokens = train.max_new_tokens
         buffer = self.overlong_buffer  # the overlong penalty's buffer
         if buffer is None or buffer <= max_new_tokens:
             return []
@@ -363,12 +425,57 @@ class RealSpec(SpecChecks):
     tau: PositiveFloat = 0.5
     """Temperature τ dividing the length-normalised log-ratio: the authors' scripts
     (``actor.tau=0.5``) and ms-swift's ``real_tau`` default 0.5."""
+    grad_clip: GradClip = 1.0
+    """Max gradient norm: verl's default 1.0, which the authors' scripts keep; null: none."""
 
     @property
     def reference(self) -> RefSchedule:
         """The log-ratio is to the rollout policy (the authors' ``old_log_prob``): reset every
         step, so one update per rollout makes τ a pure gradient scale (docs/design.md §2.8)."""
         return RefSchedule()
+
+
+# ------------------------------------------------------------------------------ the objective
+
+
+@dataclasses.dataclass(frozen=True)
+class Objective:
+    """What one run's optimizer step minimises beyond its loss formula, as both engines apply it
+    and every report's runs table names it (docs/design.md §2.7, §2.9)."""
+
+    loss_agg_mode: str | None
+    """verl's aggregation of token losses; None: one term per response or group (PACS, REAL)."""
+    loss_scale: int
+    """The factor on verl 0.9.1's aggregation (8: the official micro-batch sum of App. C)."""
+    sum_norm_divisor: float | None
+    """``seq-mean-token-sum-norm``'s divisor: ``max_new_tokens`` / ``loss_scale`` (verl's
+    ``loss_scale_factor``); None for the other aggregations."""
+    clip_norm: float | None
+    """Max gradient norm; None: no clipping."""
+    dual_clip_c: float | None
+    """The dual-clip cap c of a clipped surrogate; None: none (or not a clipped surrogate)."""
+
+    @property
+    def max_norm(self) -> float:
+        """The clip as ``clip_grad_norm_`` takes it: infinite when there is none (a no-op: the
+        gradients are multiplied by exactly 1)."""
+        return math.inf if self.clip_norm is None else self.clip_norm
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def objective(method: Any, max_new_tokens: int, micro_batch_per_gpu: int | None) -> Objective:
+    """The :class:`Objective` of a method spec under a profile's response limit and micro-batch."""
+    agg = method.loss_agg_mode_used
+    scale = method.loss_scale_factor(micro_batch_per_gpu)
+    return Objective(
+        loss_agg_mode=agg,
+        loss_scale=scale,
+        sum_norm_divisor=max_new_tokens / scale if agg == SUM_NORM else None,
+        clip_norm=method.grad_clip,
+        dual_clip_c=getattr(method, "clip_ratio_c", None),
+    )
 
 
 METHOD_SPECS: tuple[type, ...] = (PacsSpec, GrpoSpec, PpoSpec, DapoSpec, RealSpec)

@@ -42,9 +42,10 @@ ROWS_SUFFIX = ".pacs-metrics"
 # PACS stats each engine also logs per mini-batch (update) index of a step, as
 # ``<stat>/mb<i>`` in metrics.jsonl (verl's own logs: ``actor/pacs_<stat>/mb<i>``,
 # ``actor/grad_norm/mb<i>``): the step's mean hides that ψ starts at 0 on the first mini-batch
-# (ref: rollout) and how far it moves by the last. grad_norm is the update's pre-clip norm.
+# (ref: rollout) and how far it moves by the last. grad_norm is the update's pre-clip norm,
+# clip_bound 1 where the clip scaled that update down.
 PSI_STATS: tuple[str, ...] = ("psi_abs_mean", "psi_std", "sigma_std")
-PER_MINI_BATCH_STATS: tuple[str, ...] = (*PSI_STATS, "grad_norm")
+PER_MINI_BATCH_STATS: tuple[str, ...] = (*PSI_STATS, "grad_norm", "clip_bound")
 MINI_BATCH_COLUMN = re.compile(r"^(?P<stat>\w+)/mb(?P<index>\d+)$")
 
 
@@ -120,6 +121,12 @@ TRAIN_METRICS: tuple[Metric, ...] = (
         summed=True,
     ),
     Metric("time_total", "time/step", "seconds per training step", ("timing_s/step",)),
+    Metric(
+        "clip_bound",
+        "train/clip_bound",
+        "share of the step's updates whose pre-clip norm exceeded the clip norm",
+        ("actor/clip_bound",),
+    ),
     Metric(
         "psi_mean",
         "pacs/psi_mean",

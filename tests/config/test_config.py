@@ -82,8 +82,8 @@ def test_the_issue_cases_fail_at_load():
     [
         (lambda c: c.update(trian={}), "trian: unknown key; did you mean 'train'?"),
         (
-            lambda c: c["train"].update(grad_clp=1.0),
-            "train.grad_clp: unknown key; did you mean 'grad_clip'?",
+            lambda c: c["train"].update(micro_batch_per_gu=1),
+            "train.micro_batch_per_gu: unknown key; did you mean 'micro_batch_per_gpu'?",
         ),
         (
             lambda c: c["data"]["synthetic"].update(n_tset=3),
@@ -109,7 +109,7 @@ def test_the_issue_cases_fail_at_load():
             lambda c: c["runs"].update(x={"method": "grpo", "beta": 2.0}),
             (
                 "runs.x.beta: unknown key; valid: method, label, ablation, models, nnodes, "
-                "loss_agg_mode, clip_ratio, clip_ratio_c"
+                "loss_agg_mode, clip_ratio, clip_ratio_c, loss_scale, grad_clip"
             ),
         ),
         (
@@ -195,11 +195,17 @@ def test_engine_specific_keys():
     paper = copy.deepcopy(load_config(REPO / "configs" / "paper.yaml"))
     paper["train"]["micro_batch_per_gpu"] = 12
     paper["runs"]["soft"] = {"method": "pacs", "soft_labels": True}
+    scale = (
+        "loss_scale: verl's loss_scale_factor is an integer, train.max_new_tokens=8192 / "
+        "train.micro_batch_per_gpu=12 is not: make max_new_tokens a multiple of micro_batch_per_gpu"
+    )
     assert problems(paper, "p.yaml") == [
         (
             "p.yaml: runs.pacs: PACS keeps groups whole: train.micro_batch_per_gpu=12 must be a "
             "multiple of train.group_size=8"
         ),
+        f"p.yaml: runs.grpo.{scale}",
+        f"p.yaml: runs.ppo.{scale}",
         (
             "p.yaml: runs.real: REAL keeps groups whole: train.micro_batch_per_gpu=12 must be a "
             "multiple of train.group_size=8"

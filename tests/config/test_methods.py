@@ -85,6 +85,8 @@ def test_every_mode_a_spec_accepts_is_one_the_math_runs():
         "loss_agg_mode",
         "clip_ratio",
         "clip_ratio_c",
+        "loss_scale",
+        "grad_clip",
     )
 
 

@@ -194,11 +194,12 @@ def test_fingerprint_ignores_steps_cadence_and_labels(tiny_env, small_config):
     "change,key",
     [
         (lambda cfg: cfg["train"].update(eval_problems=3), "eval_problems"),
-        (lambda cfg: cfg["train"].update(grad_clip=0.5), "grad_clip"),
+        (lambda cfg: cfg["method_defaults"].update(pacs={"grad_clip": 0.5}), "run.grad_clip"),
+        (lambda cfg: cfg["train"].update(micro_batch_per_gpu=4), "micro_batch_per_gpu"),
         (lambda cfg: cfg["eval"].update(temperature=1.0), "eval_temperature"),
         (lambda cfg: cfg["method_defaults"].update(pacs={"beta": 2.0}), "run.beta"),
     ],
-    ids=["eval_problems", "grad_clip", "eval_temperature", "beta"],
+    ids=["eval_problems", "grad_clip", "micro_batch", "eval_temperature", "beta"],
 )
 def test_fingerprint_covers_training_and_eval_settings(change, key, tiny_env, small_config):
     cfg = small_config()

@@ -79,7 +79,7 @@ def test_two_verl_steps(smoke_root, run_launch, method):
     if method == "real":  # our loss, under label_sync
         assert "actor/real_score_mean" in log
         assert all(0.0 <= r["mixed_frac"] <= 1.0 for r in rows)
-    else:  # verl's clip-higher and group filter, under cpu_sync
+    else:  # verl's clip-higher and group filter, under plugin_sync
         assert "'clip_ratio_high': 0.28" in log and "filter_groups/evicted_samples" in log
     # the HF rollout samples with the actor's weights: its own log-probs match the actor's
     # recomputation (measured 1.0e-6 to 1.7e-6; both fp32 on the CPU)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pacs.config import load_config, parse_profile
+from pacs.config import ConfigError, load_config, parse_profile
 from pacs.methods import traits
 from pacs.tiny.build import CHAT_TEMPLATE, build_tokenizer
 from pacs.verl_plugin.launch.overrides import ClusterShape, RunPaths, build_overrides
@@ -203,9 +203,12 @@ def test_token_mean_is_offered_for_baselines(compose, tmp_path):
 def test_sum_norm_uses_a_constant_horizon(compose, tmp_path):
     cfg = load_config(PAPER_CONFIGS[0])
     c = compose(_overrides(cfg, "grpo", "qwen3_4b", tmp_path))
-    assert (
-        c.actor_rollout_ref.actor.loss_scale_factor == 8192
-    )  # not each micro-batch's padded length
+    # Not each micro-batch's padded length: the budget, over the official scripts' micro-batch
+    # sum (verl 0.3.1 summed 8 sequences where verl 0.9.1 averages them): 8192 / 8.
+    assert c.actor_rollout_ref.actor.loss_scale_factor == 1024
+    cfg["method_defaults"] = {"grpo": {"loss_scale": "sequence_mean"}}
+    c = compose(_overrides(cfg, "grpo", "qwen3_4b", tmp_path))
+    assert c.actor_rollout_ref.actor.loss_scale_factor == 8192
 
 
 def test_periodic_reference_adds_a_ref_model(compose, tmp_path):
@@ -294,27 +297,46 @@ def _paper(**train_changes) -> dict:
 _DROP = object()
 
 
-def _tiny_grad_clip(value) -> float:
-    """The tiny engine's grad_clip for configs/default.yaml with train.grad_clip = value."""
-    from pacs.tiny.train import Settings
-
-    cfg = load_config(REPO / "configs" / "default.yaml")
-    if value is _DROP:
-        cfg["train"].pop("grad_clip")
-    else:
-        cfg["train"]["grad_clip"] = value
-    return Settings.from_profile(parse_profile(cfg), "pacs").grad_clip
+def _with_clip(cfg: dict, method: str, value) -> dict:
+    """``cfg`` with ``method_defaults.<method>.grad_clip = value`` (``_DROP``: the spec default)."""
+    if value is not _DROP:
+        cfg.setdefault("method_defaults", {}).setdefault(method, {})["grad_clip"] = value
+    return cfg
 
 
 @pytest.mark.parametrize(
-    "value,expected", [(_DROP, 1.0), (0.5, 0.5), (None, float("inf")), (0, float("inf"))]
+    "method,value,expected",
+    [
+        ("ppo", _DROP, 1.0),  # verl 0.3.1's default, which the official scripts ran with
+        ("pacs", _DROP, float("inf")),  # the official actor never clips
+        ("ppo", 0.5, 0.5),
+        ("ppo", None, float("inf")),
+    ],
 )
-def test_both_engines_read_grad_clip_the_same_way(value, expected, compose, tmp_path):
-    """One default (1.0, docs/design.md §2.9) and one reading of null / <= 0 for both engines."""
-    c = compose(_overrides(_paper(grad_clip=value), "ppo", "qwen3_4b", tmp_path))
+def test_both_engines_read_grad_clip_the_same_way(method, value, expected, compose, tmp_path):
+    """Each method's clip (docs/design.md §2.9), read alike by both engines; null = no clipping,
+    an infinite norm for verl's ``clip_grad_norm_`` (a multiplication by exactly 1)."""
+    from pacs.tiny.train import Settings
+
+    c = compose(_overrides(_with_clip(_paper(), method, value), method, "qwen3_4b", tmp_path))
     assert c.actor_rollout_ref.actor.optim.clip_grad == expected
-    assert c.critic.optim.clip_grad == expected
-    assert _tiny_grad_clip(value) == expected
+    if method == "ppo":
+        assert c.critic.optim.clip_grad == expected
+    tiny = _with_clip(load_config(REPO / "configs" / "default.yaml"), method, value)
+    assert Settings.from_profile(parse_profile(tiny), method).objective.max_norm == expected
+
+
+@pytest.mark.parametrize("value", [0, -1.0])
+def test_a_clip_norm_that_is_not_positive_is_refused_naming_the_key(value):
+    with pytest.raises(ConfigError, match=r"method_defaults\.pacs\.grad_clip"):
+        parse_profile(_with_clip(_paper(), "pacs", value))
+
+
+def test_train_grad_clip_is_refused_with_where_the_clip_went():
+    cfg = _paper()
+    cfg["train"]["grad_clip"] = 1.0
+    with pytest.raises(ConfigError, match=r"train\.grad_clip: .*method_defaults\.<method>"):
+        parse_profile(cfg)
 
 
 def test_critic_checkpoint_limit_has_its_own_key(compose, tmp_path):
@@ -465,39 +487,39 @@ def test_loss_agg_mode_override_is_refused_for_a_group_loss(tmp_path):
 
 
 def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path):
-    """--device cpu: GRPO/PPO/DAPO's ``sync`` becomes ``cpu_sync`` (verl's trainer, our worker);
+    """--device cpu: GRPO/PPO/DAPO's ``sync`` becomes ``plugin_sync`` (verl's trainer, our worker);
     PACS's and REAL's ``label_sync`` is left alone; both modes are registered with verl."""
     from verl.trainer.ppo.v1 import get_trainer_cls
 
-    from pacs.verl_plugin.launch.devices import cpu_trainer_mode
-    from pacs.verl_plugin.trainer import CPUTrainerSync, PACSTrainerSync
+    from pacs.verl_plugin.launch.devices import plugin_trainer_mode
+    from pacs.verl_plugin.trainer import PluginTrainerSync, PACSTrainerSync
 
     cfg = load_config(PAPER_CONFIGS[0])
     modes = {}
     for run in ("dapo", "grpo", "real", "pacs"):
-        c = compose(cpu_trainer_mode(_overrides(cfg, run, "qwen3_4b", tmp_path)))
+        c = compose(plugin_trainer_mode(_overrides(cfg, run, "qwen3_4b", tmp_path)))
         modes[run] = c.trainer.v1.trainer_mode
     assert modes == {
-        "dapo": "cpu_sync",
-        "grpo": "cpu_sync",
+        "dapo": "plugin_sync",
+        "grpo": "plugin_sync",
         "real": "label_sync",
         "pacs": "label_sync",
     }
-    assert get_trainer_cls("cpu_sync") is CPUTrainerSync
+    assert get_trainer_cls("plugin_sync") is PluginTrainerSync
     assert get_trainer_cls("label_sync") is PACSTrainerSync
 
 
-def test_cpu_sync_runs_verls_roles_on_the_plugins_worker(compose, tmp_path):
-    """cpu_sync changes only the worker class: verl's own role set, our worker behind it."""
+def test_plugin_sync_runs_verls_roles_on_the_plugins_worker(compose, tmp_path):
+    """plugin_sync changes only the worker class: verl's own role set, our worker behind it."""
     from verl.trainer.ppo.utils import Role
 
-    from pacs.verl_plugin.launch.devices import cpu_trainer_mode
-    from pacs.verl_plugin.trainer import CPUTrainerSync
+    from pacs.verl_plugin.launch.devices import plugin_trainer_mode
+    from pacs.verl_plugin.trainer import PluginTrainerSync
     from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
     cfg = load_config(PAPER_CONFIGS[0])
-    trainer = object.__new__(CPUTrainerSync)
-    trainer.config = compose(cpu_trainer_mode(_overrides(cfg, "dapo", "qwen3_4b", tmp_path)))
+    trainer = object.__new__(PluginTrainerSync)
+    trainer.config = compose(plugin_trainer_mode(_overrides(cfg, "dapo", "qwen3_4b", tmp_path)))
     trainer._init_resource_pool_mgr()
     assert set(trainer.role_worker_mapping) == {Role.ActorRollout}
     worker = trainer.role_worker_mapping[Role.ActorRollout]

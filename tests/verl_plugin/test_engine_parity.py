@@ -47,7 +47,7 @@ def as_verl(profile: Profile) -> Profile:
     train = dataclasses.replace(
         t,
         mini_batch_size=t.prompts_per_step // t.mini_batches,
-        micro_batch_per_gpu=t.group_size,
+        micro_batch_per_gpu=t.micro_batch_per_gpu or t.group_size,
         max_prompt_length=128,
     )
     models = {
@@ -155,6 +155,8 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
     else:
         assert isinstance(spec, (GrpoSpec, PpoSpec))
         assert actor.loss_agg_mode == spec.loss_agg_mode
+        divisor = settings.objective.sum_norm_divisor  # the tiny engine's horizon
+        assert actor.loss_scale_factor == (None if divisor is None else int(divisor))
         assert actor.clip_ratio_low == actor.clip_ratio_high == spec.clip_ratio
         assert actor.clip_ratio_c == spec.clip_ratio_c == 3.0  # verl's default, now stated
         if isinstance(spec, PpoSpec):
@@ -162,7 +164,7 @@ def test_both_engines_resolve_the_same_method(path, run, compose, tmp_path):
             assert (
                 c.critic.optim.lr == spec.critic_lr and c.critic.cliprange_value == spec.value_clip
             )
-    assert actor.optim.clip_grad == settings.grad_clip
+    assert actor.optim.clip_grad == settings.objective.max_norm
 
 
 def test_the_reset_schedules_are_not_trivial():
@@ -327,7 +329,8 @@ def test_the_cap_binds_as_in_verl(run, expected, loss_profile, compose, tmp_path
     theirs, their_grad, _ = verl_loss(
         verl_actor(loss_profile, run, compose, tmp_path), data["adv"], data
     )
-    horizon = settings.max_new_tokens  # GRPO's seq-mean-token-sum-norm divides by the budget
+    # seq-mean-token-sum-norm divides by the budget over the official micro-batch sum's factor
+    horizon = settings.max_new_tokens / settings.micro_batch_per_gpu
     assert float(ours) * horizon == pytest.approx(expected, abs=1e-4)
     assert float(theirs) * horizon == pytest.approx(expected, abs=1e-4)
     assert (
@@ -335,3 +338,49 @@ def test_the_cap_binds_as_in_verl(run, expected, loss_profile, compose, tmp_path
         == float(their_grad)
         == (0.0 if run == "grpo" else pytest.approx(1.8481 / horizon, abs=1e-7))
     )
+
+
+def test_tiny_critic_loss_is_normalised_as_verls(loss_profile, compose, tmp_path):
+    """The PPO critic's seq-mean-token-sum-norm divides by the actor's loss_scale_factor in verl
+    0.9.1 (critic.loss_scale_factor interpolates it), not by the batch's longest response: here
+    T = 6 against a budget of 8192 / 8."""
+    from verl.trainer.ppo.core_algos import compute_value_loss
+
+    from pacs import core_algos
+
+    settings = tt.Settings.from_profile(loss_profile, "ppo")
+    model = next(iter(loss_profile.models))
+    overrides = build_overrides(
+        loss_profile,
+        loss_profile.run("ppo"),
+        model,
+        0,
+        RunPaths("/t", "/t", tmp_path),
+        ClusterShape(1, 8),
+        "/l",
+    )
+    critic = compose(overrides).critic
+    data = loss_batch(settings.group_size, seed=3)
+    g = torch.Generator().manual_seed(4)
+    values, old = torch.randn(*data["mask"].shape, generator=g), data["old_logp"]
+    returns = torch.randn(*values.shape, generator=g)
+    theirs, _ = compute_value_loss(
+        values,
+        returns,
+        old,
+        data["mask"].bool(),
+        critic.cliprange_value,
+        loss_agg_mode=critic.loss_agg_mode,
+        loss_scale_factor=critic.loss_scale_factor,
+    )
+    ours, _ = core_algos.value_loss(
+        values,
+        old,
+        returns,
+        data["mask"],
+        settings.method.value_clip,
+        settings.method.loss_agg_mode,
+        horizon=settings.objective.sum_norm_divisor,
+    )
+    assert critic.loss_scale_factor == settings.objective.sum_norm_divisor == 1024 > T
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)

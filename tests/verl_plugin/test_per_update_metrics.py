@@ -22,6 +22,7 @@ from pacs.verl_plugin.worker import (
     PACSActorRolloutRefWorker,
     per_update_metrics,
     planned_updates,
+    with_clip_bound,
 )
 
 N = 2  # responses per group
@@ -103,7 +104,7 @@ def _two_updates() -> dict:
 
 
 def test_psi_stats_and_grad_norm_per_update_hand_computed():
-    logged = _logged(per_update_metrics(_two_updates(), updates=2))
+    logged = _logged(per_update_metrics(with_clip_bound(_two_updates(), 2.0), updates=2))
     for stat in ("psi_abs_mean", "psi_std", "sigma_std"):
         assert logged[f"actor/pacs_{stat}/mb0"] == 0.0
     # each update's value is verl's mean over its micro-batches: |ψ| means 0.4 and 0.2; the
@@ -117,7 +118,21 @@ def test_psi_stats_and_grad_norm_per_update_hand_computed():
     # verl's own step means are still there, unchanged: the mean of the two updates
     assert logged["actor/pacs_psi_abs_mean"] == pytest.approx(0.15, abs=1e-6)
     assert logged["actor/grad_norm"] == 2.0
+    # clip 2.0: the first update's norm 1.5 passes, the second's 2.5 is scaled down
+    assert (logged["actor/clip_bound/mb0"], logged["actor/clip_bound/mb1"]) == (0.0, 1.0)
+    assert logged["actor/clip_bound"] == 0.5  # the step's share
     assert not any(key.endswith("/mb2") for key in logged)
+
+
+def test_no_clip_never_binds_and_a_method_without_psi_keeps_its_step_share():
+    """An infinite clip norm (PACS, as the official actor) never binds; GRPO's metrics (no PACS
+    keys) get the step's share only, from verl's per-update norms."""
+    unclipped = _logged(per_update_metrics(with_clip_bound(_two_updates(), math.inf), updates=2))
+    assert unclipped["actor/clip_bound"] == 0.0
+    grpo = {"grad_norm": [0.5, 3.0, 4.0, 0.2], "pg_loss": [0.1, 0.2, 0.3, 0.4]}
+    logged = _logged(per_update_metrics(with_clip_bound(grpo, 1.0), updates=4))
+    assert logged["actor/clip_bound"] == 0.5
+    assert not any("/mb" in key for key in logged)
 
 
 def test_a_count_that_does_not_match_the_updates_raises():

@@ -92,8 +92,29 @@ def _describe(error: dict, raw: Mapping[str, Any]) -> str:
 # ------------------------------------------------------------------------------ unknown keys
 
 
+# Keys that moved, with where they went: named instead of "unknown key".
+MOVED_KEYS = {
+    ("train", "grad_clip"): (
+        "train.grad_clip: the gradient clip is each method's own, as the official code ran it "
+        "(PACS: none; GRPO, PPO: 1.0): set method_defaults.<method>.grad_clip or a run's "
+        "grad_clip (null: no clipping; docs/design.md §2.9)"
+    ),
+}
+
+
+def _moved_keys(raw: Mapping[str, Any]) -> list[str]:
+    return [
+        message
+        for (section, key), message in MOVED_KEYS.items()
+        if isinstance(raw.get(section), Mapping) and key in raw[section]
+    ]
+
+
 def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
     """``path: unknown key; did you mean ...`` for every key the spec does not have."""
+    moved = _moved_keys(raw)
+    if moved:
+        return moved
     problems = _walk(raw, Profile, [], skip=("runs", "method_defaults"))
     defaults = raw.get("method_defaults") or {}
     if not isinstance(defaults, Mapping):

@@ -174,7 +174,7 @@ def _run_problems(p: Profile) -> list[str]:
         no_op = _no_op_problem(name, run.method, p.train)
         if no_op:
             problems.append(no_op)
-        problems += run.method.budget_problems(f"runs.{name}", p.train.max_new_tokens)
+        problems += run.method.budget_problems(f"runs.{name}", p.train)
     return problems
 
 
@@ -221,7 +221,7 @@ def _engine_problems(p: Profile) -> list[str]:
     if tiny and p.prompt.system_prompt is not None:
         problems.append("prompt.system_prompt: the tiny engine's prompts have no system turn")
     if not tiny:
-        problems += _verl_pacs_problems(p)
+        problems += _verl_run_problems(p)
     return problems
 
 
@@ -253,10 +253,17 @@ def _study_problems(p: Profile) -> list[str]:
     return problems
 
 
-def _verl_pacs_problems(p: Profile) -> list[str]:
+def _verl_run_problems(p: Profile) -> list[str]:
     problems = []
     n, micro = p.train.group_size, p.train.micro_batch_per_gpu
     for name, run in p.runs.items():
+        scale = run.method.loss_scale_factor(micro)
+        if scale > 1 and p.train.max_new_tokens % scale:
+            problems.append(
+                f"runs.{name}.loss_scale: verl's loss_scale_factor is an integer, "
+                f"train.max_new_tokens={p.train.max_new_tokens} / train.micro_batch_per_gpu="
+                f"{micro} is not: make max_new_tokens a multiple of micro_batch_per_gpu"
+            )
         if not traits(run.method).needs_whole_groups:
             continue
         if micro is not None and micro % n:

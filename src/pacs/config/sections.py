@@ -250,7 +250,9 @@ class TrainSpec:
     mini_batch_size: PositiveInt | None = None
     """verl: prompts per mini-batch (App. C: 256); must be prompts_per_step / mini_batches."""
     micro_batch_per_gpu: PositiveInt | None = None
-    """verl: responses per micro-batch and GPU (App. C: 8); PACS: whole groups."""
+    """verl: responses per micro-batch and GPU (App. C: 8); PACS: whole groups. Both engines:
+    the factor of GRPO/PPO's ``loss_scale: micro_batch_sum`` (the tiny engine has no
+    micro-batches; it scales its loss by this number)."""
     max_prompt_length: PositiveInt | None = None
     """verl: max prompt tokens (App. C: 1024)."""
     filter_overlong_prompts: Bool = True
@@ -259,9 +261,6 @@ class TrainSpec:
     """KL-loss coefficient; App. C: no KL loss."""
     temperature: PositiveFloat = 1.0
     """Rollout sampling temperature; not stated in App. C, verl's default."""
-    grad_clip: Float | None = 1.0
-    """Max gradient norm, for both engines; null or <= 0: no clipping. The official actor does
-    not clip (docs/design.md §2.9)."""
     weight_decay: NonNegativeFloat = 0.01
     """AdamW weight decay (actor and critic): verl's default."""
     ppo_epochs: PositiveInt = 1
@@ -274,12 +273,6 @@ class TrainSpec:
     """tiny: held-out problems of the in-loop pass@1."""
     eval_samples: PositiveInt | None = None
     """tiny: samples per problem of the in-loop pass@1."""
-
-    @property
-    def max_grad_norm(self) -> float:
-        """``grad_clip`` as a norm: infinite (no clipping) when null or <= 0."""
-        clip = self.grad_clip
-        return float(clip) if clip is not None and clip > 0 else float("inf")
 
     @model_validator(mode="after")
     def _mini_batches_tile_the_batch(self):

@@ -139,4 +139,5 @@ def summarize(state: State, settings: Settings, seed: int, wall: float, resumed:
         "resumed": resumed,
         "commit": code_commit(),  # the code that trained it (the report's runs table)
         "settings": settings.as_dict(),
+        "objective": settings.objective.as_dict(),  # the report's runs table
     }

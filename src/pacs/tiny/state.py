@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from pacs.config import Profile, RunSpec
-from pacs.methods import spec_dict
+from pacs.methods import Objective, objective, spec_dict
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Settings:
     temperature: float
     lr: float
     weight_decay: float
-    grad_clip: float  # max gradient norm; inf: no clipping
+    micro_batch_per_gpu: int | None  # the factor of GRPO/PPO's micro_batch_sum loss scale
     eval_every: int
     eval_problems: int
     eval_samples: int
@@ -46,6 +46,11 @@ class Settings:
         """The run's method spec (:mod:`pacs.methods`)."""
         return self.run.method
 
+    @property
+    def objective(self) -> Objective:
+        """Aggregation, loss scale and gradient clip of the run's updates (as verl's)."""
+        return objective(self.method, self.max_new_tokens, self.micro_batch_per_gpu)
+
     @classmethod
     def from_profile(cls, profile: Profile, run_name: str, steps: int | None = None) -> Settings:
         t, ev = profile.train, profile.eval
@@ -59,7 +64,7 @@ class Settings:
             temperature=t.temperature,
             lr=t.lr,
             weight_decay=t.weight_decay,
-            grad_clip=t.max_grad_norm,
+            micro_batch_per_gpu=t.micro_batch_per_gpu,
             eval_every=t.eval_every,
             eval_problems=t.eval_problems,
             eval_samples=t.eval_samples,

@@ -10,7 +10,8 @@ Read it top to bottom: :func:`train_step` is one step, in the order it runs:
   4. score and loss: split the batch into ``mini_batches`` mini-batches of whole groups; each
      method's :class:`Branch` gives the loss (PACS: :func:`pacs.core_algos.pacs_loss` scores every
      response by its RLOO log-ratio and takes the class-balanced BCE with its label);
-  5. update: one optimizer step per mini-batch, gradients clipped at ``grad_clip``.
+  5. update: one optimizer step per mini-batch, gradients clipped at the method's ``grad_clip``
+     (PACS: none, as the official actor; :func:`pacs.methods.objective`).
 Every loss, score, weight and advantage comes from :mod:`pacs.core_algos`. :func:`train` is the
 loop around it. What a first reading may skip is marked "Plumbing" (the CLI) or lives elsewhere:
 recording (metrics rows, held-out points, summary) in :mod:`pacs.tiny.record`, checkpoints and
@@ -130,9 +131,12 @@ def train_step(
         logp, entropy = response_logprobs(state.policy, ids, attention, length, with_entropy=True)
         loss, stats = branch.loss(logp, batch, s, batch["loss_mask"][s], settings)
         loss.backward()
-        grad_norm = clip_and_step(state.policy.parameters(), state.optimizer, settings.grad_clip)
+        max_norm = settings.objective.max_norm
+        grad_norm = clip_and_step(state.policy.parameters(), state.optimizer, max_norm)
         entropy_mean = core_algos.masked_mean(entropy, mask).item()
-        result = {"loss": loss.item(), "grad_norm": grad_norm, "entropy": entropy_mean, **stats}
+        clip_bound = float(grad_norm > max_norm)  # the clip scaled this update down
+        result = {"loss": loss.item(), "grad_norm": grad_norm, "clip_bound": clip_bound}
+        result = {**result, "entropy": entropy_mean, **stats}
         mb_results.append({**result, **branch.after_update(state, settings, roll, s, batch)})
     times.append(time.perf_counter())
     state.step = step
@@ -230,7 +234,8 @@ class GrpoBranch(Branch):
     @staticmethod
     def loss(logp: torch.Tensor, batch: dict, s: slice, mask: torch.Tensor, settings: Settings):
         """verl's clipped surrogate (``vanilla``) with the spec's clip range and dual-clip cap;
-        Dr. GRPO's horizon is the response budget, as verl's ``loss_scale_factor``."""
+        Dr. GRPO's horizon is verl's ``loss_scale_factor``: the response budget over the loss
+        scale (the official micro-batch sum: ×``micro_batch_per_gpu``)."""
         spec = settings.method
         low, high = spec.clip_range
         return core_algos.ppo_policy_loss(
@@ -242,7 +247,7 @@ class GrpoBranch(Branch):
             loss_agg_mode=spec.loss_agg_mode,
             clip_ratio_low=low,
             clip_ratio_high=high,
-            horizon=settings.max_new_tokens,
+            horizon=settings.objective.sum_norm_divisor,
         )
 
 
@@ -273,11 +278,12 @@ class PpoBranch(GrpoBranch):
             mask,
             clip_range=settings.method.value_clip,
             loss_agg_mode=settings.method.loss_agg_mode,
+            horizon=settings.objective.sum_norm_divisor,  # verl's critic: the actor's factor
         )
         vf_loss.backward()
         out = {"vf_loss": vf_loss.item()}
         out["critic_grad_norm"] = clip_and_step(
-            state.critic.parameters(), state.critic_optimizer, settings.grad_clip
+            state.critic.parameters(), state.critic_optimizer, settings.objective.max_norm
         )
         return {**out, **vf_stats}
 
@@ -381,9 +387,9 @@ def ppo_advantages(scores: torch.Tensor, values: torch.Tensor, mask: torch.Tenso
     return core_algos.masked_whiten(adv, mask), returns
 
 
-def clip_and_step(params, optimizer: torch.optim.Optimizer, grad_clip: float | None) -> float:
-    """Optimizer step after clipping; returns the pre-clip gradient norm."""
-    max_norm = grad_clip if grad_clip is not None and grad_clip > 0 else float("inf")
+def clip_and_step(params, optimizer: torch.optim.Optimizer, max_norm: float) -> float:
+    """Optimizer step after clipping at ``max_norm`` (inf: the gradients are multiplied by
+    exactly 1, as verl's); returns the pre-clip gradient norm."""
     norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

@@ -14,8 +14,8 @@ warning (``VERSION_PROBLEM``): the plugin's private hooks may not exist there, a
 here would break every ``import verl`` that goes through ``VERL_USE_EXTERNAL_MODULES``.
 
 Registered names: advantage estimator ``pacs``, policy losses ``pacs`` and ``real``, trainer modes
-``label_sync`` and ``cpu_sync`` (verl's sync trainer with the plugin's worker, for ``--device
-cpu``); for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on
+``label_sync`` and ``plugin_sync`` (verl's sync trainer with the plugin's worker, for GRPO, PPO
+and DAPO); for CPU runs (``pacs.verl_plugin.hf_rollout``) platform ``cpu``, verl's FSDP engine on
 device ``cpu`` and rollout ``hf``.
 """
 

@@ -45,7 +45,7 @@ from pacs.verl_plugin.balance import (
     select_complete_groups,
     short_failed_groups,
 )
-from pacs.verl_plugin.launch.devices import CPU_SYNC_MODE
+from pacs.verl_plugin.launch.devices import PLUGIN_SYNC_MODE
 from pacs.verl_plugin.loss import LABEL_LOSSES, LOSS_NAME, REAL_LOSS_NAME
 from pacs.verl_plugin.reference import schedule_from_algorithm_config
 from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
@@ -234,12 +234,14 @@ def use_plugin_worker(role_worker_mapping: dict) -> None:
             role_worker_mapping[role] = worker_cls
 
 
-@register_trainer(CPU_SYNC_MODE)
-class CPUTrainerSync(PPOTrainerSync):
+@register_trainer(PLUGIN_SYNC_MODE)
+class PluginTrainerSync(PPOTrainerSync):
     """verl's ``PPOTrainerSync`` unchanged but for the worker (:func:`use_plugin_worker`): verl's
     own asks torch for the process group ``cpu:gloo,cpu:gloo`` on the ``cpu`` platform, which torch
-    refuses. The launcher selects it under ``--device cpu`` for the methods that run verl's sync
-    trainer (GRPO, PPO, DAPO; ``pacs.verl_plugin.launch.devices.cpu_trainer_mode``)."""
+    refuses, and reduces each step's gradient norms to one mean, where ours also keeps each
+    update's and whether the clip bound. The launcher selects it on every device for the methods
+    that run verl's sync trainer (GRPO, PPO, DAPO; ``pacs.verl_plugin.launch.devices
+    .plugin_trainer_mode``)."""
 
     def __init__(self, config):
         super().__init__(config)

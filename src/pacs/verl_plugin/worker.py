@@ -81,8 +81,21 @@ def first_dump_index(dump_dir: str, rank: int) -> int:
 
 
 GRAD_NORM_KEY = "grad_norm"  # an update's pre-clip norm, as the worker returns it ("actor/" later)
+CLIP_BOUND_KEY = "clip_bound"  # 1 where the update's pre-clip norm exceeded the clip norm, else 0
 LOSS_PER_UPDATE_KEYS = tuple(f"{METRIC_PREFIX}{stat}" for stat in PER_UPDATE_STATS)
-PER_UPDATE_KEYS: tuple[str, ...] = (*LOSS_PER_UPDATE_KEYS, GRAD_NORM_KEY)
+PER_UPDATE_KEYS: tuple[str, ...] = (*LOSS_PER_UPDATE_KEYS, GRAD_NORM_KEY, CLIP_BOUND_KEY)
+
+
+def with_clip_bound(metrics: dict, clip_norm: float) -> dict:
+    """``metrics`` plus ``clip_bound``: per update, 1.0 where its pre-clip ``grad_norm`` exceeded
+    ``clip_norm`` (``clip_grad_norm_`` then scaled the gradient down), else 0.0; verl's trainer
+    averages it into the step's share. An infinite ``clip_norm`` (no clipping) never binds."""
+    norms = metrics.get(GRAD_NORM_KEY)
+    if norms is None:
+        return metrics
+    values = norms if isinstance(norms, list) else [norms]
+    bound = [float(_number(GRAD_NORM_KEY, i, g) > clip_norm) for i, g in enumerate(values)]
+    return {**metrics, CLIP_BOUND_KEY: bound if isinstance(norms, list) else bound[0]}
 
 
 def per_update_key(key: str, index: int) -> str:
@@ -165,7 +178,9 @@ class PACSActorRolloutRefWorker(ActorRolloutRefWorker):
         updates = planned_updates(data, self.actor.engine.get_data_parallel_size())
         output = super().update_actor(data)
         if output is not None:
-            metrics = per_update_metrics(tu.get(output, "metrics"), updates)
+            clip = float(self.actor.engine.optimizer_config.clip_grad)
+            metrics = with_clip_bound(tu.get(output, "metrics"), clip)
+            metrics = per_update_metrics(metrics, updates)
             tu.assign_non_tensor(output, metrics=metrics)
         return output
 

@@ -25,6 +25,7 @@ from pacs.methods import (
     PacsSpec,
     PpoSpec,
     RealSpec,
+    objective,
     spec_keys,
     traits,
 )
@@ -40,7 +41,6 @@ REAL_LOSS_CONFIG = "pacs.verl_plugin.loss.REALPolicyLossConfig"
 # compute_score returns {"score", ...}; the dapo reward manager adds its penalty to the reward
 # only).
 DAPO_FILTER_METRIC = "score"
-SUM_NORM = "seq-mean-token-sum-norm"
 # verl 0.9.1 always dual-clips (it asserts clip_ratio_c > 1), so a spec's null (no cap) becomes a
 # cap that cannot bind: both engines clamp the log-ratio to ±20, so ρ ≤ e^20 ≈ 4.9e8 < 1e9.
 NO_DUAL_CLIP = 1.0e9
@@ -142,7 +142,6 @@ def _actor(p: Profile, model_key: str, seed: int) -> dict:
         "actor_rollout_ref.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
         f"{a}.strategy": v.strategy,
         f"{a}.optim.lr": t.lr,
-        f"{a}.optim.clip_grad": t.max_grad_norm,
         f"{a}.ppo_mini_batch_size": t.mini_batch_size,
         f"{a}.ppo_micro_batch_size_per_gpu": t.micro_batch_per_gpu,
         f"{a}.use_dynamic_bsz": v.use_dynamic_bsz,
@@ -249,11 +248,24 @@ def _pacs(spec: PacsSpec, p: Profile, model_key: str) -> dict:
     return items
 
 
+def _objective(method, p: Profile) -> dict:
+    """The actor's gradient clip (verl always calls ``clip_grad_norm_``: an infinite norm
+    multiplies the gradients by exactly 1, so null = no clipping, as the official PACS actor)
+    and, for ``seq-mean-token-sum-norm``, its constant divisor: the response budget over the
+    loss scale (:func:`pacs.methods.objective`), not each micro-batch's padded length."""
+    a = "actor_rollout_ref.actor"
+    obj = objective(method, p.train.max_new_tokens, p.train.micro_batch_per_gpu)
+    items: dict[str, Any] = {f"{a}.optim.clip_grad": obj.max_norm}
+    if obj.sum_norm_divisor is not None:  # an integer: the config check makes it divide
+        items[f"{a}.loss_scale_factor"] = int(obj.sum_norm_divisor)
+    return items
+
+
 def _policy_gradient(spec: GrpoSpec | PpoSpec | DapoSpec, p: Profile) -> dict:
     """verl's ``vanilla`` clipped surrogate with the spec's clip range and dual-clip cap."""
     a = "actor_rollout_ref.actor"
     low, high = spec.clip_range
-    items = {
+    return {
         f"{a}.policy_loss.loss_mode": "vanilla",
         f"{a}.loss_agg_mode": spec.loss_agg_mode,
         f"{a}.clip_ratio": low,
@@ -261,10 +273,6 @@ def _policy_gradient(spec: GrpoSpec | PpoSpec | DapoSpec, p: Profile) -> dict:
         f"{a}.clip_ratio_high": high,
         f"{a}.clip_ratio_c": NO_DUAL_CLIP if spec.clip_ratio_c is None else spec.clip_ratio_c,
     }
-    if spec.loss_agg_mode == SUM_NORM:
-        # Dr.GRPO's constant normaliser: the response budget, not each micro-batch's padded length.
-        items[f"{a}.loss_scale_factor"] = p.train.max_new_tokens
-    return items
 
 
 def _grpo(spec: GrpoSpec | DapoSpec, p: Profile, model_key: str) -> dict:
@@ -289,7 +297,7 @@ def _ppo(spec: PpoSpec, p: Profile, model_key: str) -> dict:
         **_attention("critic.model", p),
         "critic.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
         "critic.optim.lr": spec.critic_lr,
-        "critic.optim.clip_grad": p.train.max_grad_norm,
+        "critic.optim.clip_grad": objective(spec, 1, None).max_norm,
         "critic.ppo_micro_batch_size_per_gpu": p.train.micro_batch_per_gpu,
         "critic.cliprange_value": spec.value_clip,
     }
@@ -359,14 +367,7 @@ def build_overrides(
         raise ValueError(
             f"run {run.name!r} is limited to models {list(run.models)}, not {model_key!r}"
         )
-    method = run.method
-    if loss_agg_mode is not None:
-        if "loss_agg_mode" not in spec_keys(type(method)):
-            raise ValueError(
-                f"--loss-agg-mode is for methods with a token-level loss (GRPO, PPO, DAPO); the "
-                f"{traits(method).label} loss is one term per response or group"
-            )
-        method = dataclasses.replace(method, loss_agg_mode=loss_agg_mode)
+    method = launched_method(run, loss_agg_mode)
     items = {
         **_data(profile, seed, paths),
         **_actor(profile, model_key, seed),
@@ -377,4 +378,19 @@ def build_overrides(
     if traits(method).needs_whole_groups:
         items.update(_whole_groups(profile))
     items.update(METHOD_OVERRIDES[method](method, profile, model_key))
+    items.update(_objective(method, profile))
     return _ov(items) + list(profile.verl.extra_overrides)
+
+
+def launched_method(run: RunSpec, loss_agg_mode: str | None = None):
+    """The run's method spec as launched: ``loss_agg_mode`` (``--loss-agg-mode``) replaces a
+    GRPO/PPO/DAPO run's own, so the summary and the report name what really ran."""
+    method = run.method
+    if loss_agg_mode is None:
+        return method
+    if "loss_agg_mode" not in spec_keys(type(method)):
+        raise ValueError(
+            f"--loss-agg-mode is for methods with a token-level loss (GRPO, PPO, DAPO); the "
+            f"{traits(method).label} loss is one term per response or group"
+        )
+    return dataclasses.replace(method, loss_agg_mode=loss_agg_mode)

@@ -38,17 +38,23 @@ from pacs import layout
 from pacs.config import ConfigError, ModelSpec, Profile, RunSpec, load_profile
 from pacs.fingerprint import ON_MISMATCH, FingerprintMismatch, code_commit, job_times
 from pacs.io import write_json
-from pacs.methods import methods_with
+from pacs.methods import Objective, methods_with, objective
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 from pacs.verl_plugin.launch.devices import (
     DEVICES,
-    cpu_trainer_mode,
+    plugin_trainer_mode,
     device_env,
     device_overrides,
     resolve_device,
 )
 from pacs.verl_plugin.launch.logs import next_attempt_path
-from pacs.verl_plugin.launch.overrides import PLUGIN_MODULE, ClusterShape, RunPaths, build_overrides
+from pacs.verl_plugin.launch.overrides import (
+    PLUGIN_MODULE,
+    ClusterShape,
+    RunPaths,
+    build_overrides,
+    launched_method,
+)
 from pacs.verl_plugin.launch.resume import (
     must_restart,
     run_fingerprint,
@@ -393,8 +399,9 @@ def plan(args: argparse.Namespace) -> Launch:
     method_overrides = build_overrides(
         profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode
     )
-    if device == "cpu":  # GRPO, PPO, DAPO: verl's sync trainer, with a worker that runs on CPU
-        method_overrides = cpu_trainer_mode(method_overrides)
+    # GRPO, PPO, DAPO: verl's sync trainer with the plugin's worker (on CPU its process group
+    # opens; on every device it logs each update's pre-clip norm and whether the clip bound).
+    method_overrides = plugin_trainer_mode(method_overrides)
     overrides = (
         method_overrides
         + device_overrides(
@@ -495,7 +502,15 @@ def run_summary(launch: Launch, step: int | None, started: float, args) -> dict:
         "wall_time_s": round(time.time() - started, 1),
         "command": launch.command,
         "commit": code_commit(),  # the code that trained it (the report's runs table)
+        "objective": launch_objective(launch, args.loss_agg_mode).as_dict(),
     }
+
+
+def launch_objective(launch: Launch, loss_agg_mode: str | None) -> Objective:
+    """What the launched actor optimised (aggregation, loss scale, clip), for the report."""
+    train = launch.profile.train
+    method = launched_method(launch.run, loss_agg_mode)
+    return objective(method, train.max_new_tokens, train.micro_batch_per_gpu)
 
 
 if __name__ == "__main__":
