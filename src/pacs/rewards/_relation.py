@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import NamedTuple
 
 EQUALITY, APPROX, ARROW, ORDER, MEMBER = "equality", "approximation", "arrow", "order", "member"
@@ -101,9 +102,9 @@ def read_answer(answer: str, gold: str) -> Reading:
     verdict = _unreadable(answer, gold)
     if verdict is not None:
         return verdict
-    gold_ops = relations(clean(gold))[1]
+    gold_ops = _relation_count(gold)
     if gold_ops:  # a gold that holds a relation: math-verify compares the whole box
-        return _read_against_relation(answer, len(gold_ops))
+        return _read_against_relation(answer, gold_ops)
     text = clean(answer)
     if one_value:
         text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
@@ -120,6 +121,12 @@ def read_answer(answer: str, gold: str) -> Reading:
             values.append(named[-1] if named else sides[-1])
         return Reading(None, "", ", ".join(values), tuple(claims))
     return _read_relation(text, unwrap(text), gold_has_names)
+
+
+@lru_cache(maxsize=4096)
+def _relation_count(gold: str) -> int:
+    """How many top-level relations the gold holds (golds repeat over a problem's samples)."""
+    return len(relations(clean(gold))[1])
 
 
 def _unreadable(answer: str, gold: str) -> Reading | None:

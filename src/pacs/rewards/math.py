@@ -176,7 +176,9 @@ _E_NOTATION = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)[eE][+-]?\d{1,4}")
 # e-notation is written out only for exponents this small (10^±300: floats' range).
 E_NOTATION_EXPONENT = 300
 _PERCENT_TAIL = ("\\%", "%")
-_TRAILING_SPACING = ("\\,", "\\;", "\\:", "\\!", "\\ ", "~")
+# The spacing before a percent sign, read on the reversed text (one anchored match in C: the
+# token-by-token loop it replaces cost 0.46 s on a 0.66 MB run of "\\,", issue 47).
+_TRAILING_SPACING_REVERSED = re.compile(r"(?:[,;:! ]\\|~|\s)*")
 # Digits apart with only spacing between them: math-verify multiplies them ("1\,000" = 0).
 # \s already holds the thin and no-break spaces: listing them again made the alternatives
 # overlap, and the backtracking exponential (30 thin spaces between a digit and a letter: hours).
@@ -198,32 +200,30 @@ def canonical(s: str) -> str:
         s = _NEGATIVE_SPACE.sub(lambda m: "," if m.group()[0] == "," else "", s)
     if s.startswith("\\$"):
         s = s[2:].lstrip()
-    s = _SPACED_GROUPS.sub(lambda m: m.group().replace(m.group(1), ""), s)
+    if "\\" in s or "~" in s or not s.isascii():  # the only separators joined here
+        s = _SPACED_GROUPS.sub(lambda m: m.group().replace(m.group(1), ""), s)
     match = _GROUPED.fullmatch(s)
     if match:
         s = s.replace(match.group(1), "")
     if is_e_notation(s):
         s = positional_decimal(s)
-    s = _JUXTAPOSED.sub(" \\\\cdot ", s)
+    if "(" in s or "e^" in s:
+        s = _JUXTAPOSED.sub(" \\\\cdot ", s)
     return _REPEATING.sub(_repeating_fraction, s) if "\\overline" in s else s
 
 
 def _strip_percent(s: str) -> str:
-    """``25 \\% `` -> ``25``: a trailing percent sign and the spacing before it. By index, one
-    pass: a regex anchored at the end is tried at every position (quadratic on many spaces)."""
+    """``25 \\% `` -> ``25``: a trailing percent sign and the spacing before it. One anchored
+    match on the reversed text: a regex anchored at the end is tried at every position
+    (quadratic on many spaces)."""
     for tail in _PERCENT_TAIL:
         if s.endswith(tail):
-            end = len(s) - len(tail)
+            head = s[: len(s) - len(tail)]
             break
     else:
         return s
-    while True:
-        while end and s[end - 1].isspace():
-            end -= 1
-        spacing = next((t for t in _TRAILING_SPACING if s.endswith(t, 0, end)), None)
-        if spacing is None:
-            return s[:end].strip()
-        end -= len(spacing)
+    spacing = _TRAILING_SPACING_REVERSED.match(head[::-1]).end()
+    return head[: len(head) - spacing].strip()
 
 
 def is_e_notation(s: str) -> bool:
