@@ -11,8 +11,10 @@ pickled JSON string (as decoded by the official ``lcb_runner``). The blob is inf
 before it is loaded): a crafted file cannot run code here, nor make a zlib bomb or shared memo
 references cost more than about 3x that bound. A row's tests, public and private together, are
 bounded before they are built: at most ``MAX_ROW_TEST_MB`` of JSON text (measured before
-parsing) and ``MAX_ROW_TESTS`` JSON objects (counted while parsing). ``metadata`` must be a
-JSON object and its ``func_name`` a Python identifier.
+parsing) and ``MAX_ROW_TESTS`` JSON objects (counted while parsing); the kept rows of a file
+together at most ``MAX_FILE_TEST_MB`` (or ``FILE_EXPANSION`` times the file's size) and
+``MAX_FILE_TESTS`` (a ``DataError`` naming the row and field that crossed it). ``metadata``
+must be a JSON object and its ``func_name`` a Python identifier.
 
 Rows: ``problem_id = "livecodebench/<question_id>"``, ``tests`` = public then private tests,
 ``fn_name`` = metadata's ``func_name`` (or null: stdin problems), ``starter_code``, ``answer = ""``,
@@ -35,6 +37,7 @@ import pickletools
 import zlib
 from collections.abc import Sequence
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 from pacs.data.benchmarks import check_unique_ids, require, require_str, user_prompt
@@ -111,12 +114,49 @@ MAX_ROW_TESTS = 100_000
 MAX_ROW_TEST_MB = 256
 
 
-class RowBudget:
-    """What is left of one row's test budget: characters of JSON text and JSON objects."""
+# ... and the rows of a file add up too (8 rows of one 200 MB test each, a 2.2 MB file, ended in
+# an unnamed MemoryError): all rows of a file together hold at most MAX_FILE_TEST_MB of test text,
+# or FILE_EXPANSION times the file's own size when that is more (a real release file of a few GB
+# holds its tests compressed), and MAX_FILE_TESTS tests.
+MAX_FILE_TEST_MB = 1024
+FILE_EXPANSION = 32
+MAX_FILE_TESTS = 5_000_000
 
-    def __init__(self) -> None:
+
+class FileBudget:
+    """What is left of one file's test budget, across its rows."""
+
+    def __init__(self, file: Any) -> None:
+        try:
+            size = Path(file).stat().st_size if isinstance(file, str | Path) else 0
+        except OSError:
+            size = 0
+        self.limit_chars = max(MAX_FILE_TEST_MB << 20, FILE_EXPANSION * size)
+        self.chars, self.objects = self.limit_chars, MAX_FILE_TESTS
+
+    def take(self, chars: int, objects: int) -> None:
+        self.chars -= chars
+        self.objects -= objects
+        if self.chars < 0:
+            raise ValueError(
+                f"the file's tests, this row's and the rows before it, exceed "
+                f"{self.limit_chars >> 20} MB of text (MAX_FILE_TEST_MB = {MAX_FILE_TEST_MB}, or "
+                f"{FILE_EXPANSION}x the file's size); refused before they are built"
+            )
+        if self.objects < 0:
+            raise ValueError(
+                f"the file's rows hold more than {MAX_FILE_TESTS:,} tests (JSON objects) together"
+            )
+
+
+class RowBudget:
+    """What is left of one row's test budget: characters of JSON text and JSON objects, each
+    also taken from its file's budget when it has one."""
+
+    def __init__(self, file_budget: FileBudget | None = None) -> None:
         self.chars = MAX_ROW_TEST_MB << 20
         self.objects = MAX_ROW_TESTS
+        self.file_budget = file_budget
 
     def take_text(self, size: int) -> None:
         self.chars -= size
@@ -125,6 +165,8 @@ class RowBudget:
                 f"the row's tests exceed {MAX_ROW_TEST_MB} MB of text (public and private "
                 "together); refused before they are built"
             )
+        if self.file_budget is not None:
+            self.file_budget.take(size, 0)
 
     def take_object(self, obj: dict) -> dict:
         """json's object_hook: counts every JSON object while it is parsed, so a row of millions
@@ -132,6 +174,8 @@ class RowBudget:
         self.objects -= 1
         if self.objects < 0:
             raise ValueError(f"the row holds more than {MAX_ROW_TESTS:,} tests (JSON objects)")
+        if self.file_budget is not None:
+            self.file_budget.take(0, 1)
         return obj
 
 
@@ -253,11 +297,13 @@ def _contest_date(file: Any, i: int, rec: dict[str, Any]) -> date:
         raise DataError(file, f"not an ISO date: {value!r}", i, "contest_date") from err
 
 
-def convert_row(file: Any, i: int, rec: dict[str, Any]) -> dict[str, Any]:
-    """One LCB record -> one prepared row."""
+def convert_row(
+    file: Any, i: int, rec: dict[str, Any], file_budget: FileBudget | None = None
+) -> dict[str, Any]:
+    """One LCB record -> one prepared row (its tests also taken from ``file_budget``)."""
     question = require_str(file, i, rec, "question_content")
     qid = str(require(file, i, rec, "question_id")).strip()
-    budget = RowBudget()  # public and private tests together
+    budget = RowBudget(file_budget)  # public and private tests together
     public = require(file, i, rec, "public_test_cases")
     tests = _parse_tests(file, i, public, "public_test_cases", budget)
     if rec.get("private_test_cases"):
@@ -285,11 +331,12 @@ def convert_records(
 ) -> tuple[list[dict[str, Any]], list[int], int]:
     """Rows inside ``window`` (all if None), the source row of each, and the count left out."""
     rows, kept, dropped = [], [], 0
+    file_budget = FileBudget(file)  # the kept rows' tests together
     for i, rec in enumerate(records):
         if window is not None and not window[0] <= _contest_date(file, i, rec) < window[1]:
             dropped += 1
             continue
-        rows.append(convert_row(file, i, rec))
+        rows.append(convert_row(file, i, rec, file_budget))
         kept.append(i)
     return rows, kept, dropped
 
