@@ -100,9 +100,14 @@ gpu-lock: | $(UV)
 	  --override envs/gpu/overrides.txt --python-platform x86_64-manylinux_2_28 --python-version 3.12 \
 	  --generate-hashes --custom-compile-command "make gpu-lock" -o $(GPU_LOCK)
 
-## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/.
+## The tiny reproduction: the whole DAG on a CPU, written to paper_figures/tiny/, then its tables
+## against the committed docs/tiny_report/ ("identical", or what differs and by how much beside
+## the seed's spread: pacs.report.compare_committed). The jobs compute on the portable path
+## (pacs.numerics; PACS_PORTABLE_NUMERICS=0: the CPU's own, tables only this CPU type repeats).
 reproduce: setup
 	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/python -m pacs.report.compare_committed --ours paper_figures/tiny --committed docs/tiny_report \
+	  --results results/tiny
 
 ## The test suite, slow end-to-end tests included; CI runs exactly this (time: docs/testing.md).
 ## The main suite runs in .venv on TEST_WORKERS pytest-xdist workers, one test file at a time per
