@@ -251,16 +251,18 @@ def test_the_network_interface_must_exist_on_the_compute_node():
 
 
 def test_the_profiles_network_interface_reaches_the_training_job_and_its_preflight(workflow_copy):
-    """set-resources.train_verl.network_interface: RAY_NETWORK_INTERFACE of every training
-    command (a resource, so changing it reruns nothing), and the preflight job checks it."""
-    profile = {**OTHER_PROFILE, "set-resources": {"train_verl": {"network_interface": "lo"}}}
+    """set-resources.train_verl.network_interface and ray_start_wait_s: RAY_NETWORK_INTERFACE and
+    PACS_RAY_START_WAIT_S of every training command (resources, so changing them reruns nothing),
+    and the preflight job checks them; every generate job waits for the preflight job."""
+    train_verl = {"network_interface": "lo", "ray_start_wait_s": 750}
+    profile = {**OTHER_PROFILE, "set-resources": {"train_verl": train_verl}}
     (workflow_copy / "other").mkdir(exist_ok=True)
     (workflow_copy / "other" / "config.yaml").write_text(yaml.safe_dump(profile))
     argv = preflight_command(
         workflow_copy, "--profile", "other", "--configfile", "configs/verl_smoke.yaml"
     )
     active = json.loads(argv[argv.index("--resources") + 1])
-    assert active["set-resources"]["train_verl"] == {"network_interface": "lo"}
+    assert active["set-resources"]["train_verl"] == train_verl
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     out = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "-p", "--profile", "other"]
@@ -273,7 +275,10 @@ def test_the_profiles_network_interface_reaches_the_training_job_and_its_preflig
         check=True,
     ).stdout
     train = [x for x in out.splitlines() if "pacs.verl_plugin.launch.train" in x]
-    assert train and all("Shell command: RAY_NETWORK_INTERFACE=lo python -m" in x for x in train)
+    prefix = "Shell command: RAY_NETWORK_INTERFACE=lo PACS_RAY_START_WAIT_S=750 python -m"
+    assert train and all(prefix in x for x in train)
+    generate = re.findall(r"^rule generate:\n(?:    .*\n)*?    input: (.*)$", out, re.MULTILINE)
+    assert generate and all("results/verl_smoke/preflight" in x for x in generate)
 
 
 def test_no_gpu_in_a_job_says_whether_slurm_granted_none_or_torch_cannot_see_them(
@@ -365,11 +370,41 @@ def test_a_command_line_set_resources_that_drops_the_gpus_fails_naming_why():
     assert preflight.gpu_request_check(shipped, PROFILE) == []
     dropped = {**shipped, "set-resources": {"train_verl": {"network_interface": "ib0"}}}
     (check,) = preflight.gpu_request_check(dropped, preflight.ACTIVE_PROFILE)
-    assert not check.ok and check.detail.startswith("train_verl, generate ask(s) no GPU")
+    assert not check.ok
+    assert check.detail.startswith("train_verl, generate, diversity ask(s) no GPU")
     assert "replaces the profile's whole set-resources" in check.detail
     assert "not with --set-resources" in check.fix
     cpu = {"set-resources": {"train_verl": {"verl_device": "cpu"}}}
     assert preflight.gpu_request_check(cpu, PROFILE) == []  # a CPU test cluster asks none
+    # diversity embeds on a GPU too: a profile that drops only its GPU fails naming it
+    rules = {**shipped["set-resources"], "diversity": {"runtime": 120}}
+    (check,) = preflight.gpu_request_check({**shipped, "set-resources": rules}, PROFILE)
+    assert check.detail.startswith("diversity ask(s) no GPU")
+
+
+def test_the_fix_text_names_only_settings_the_workflow_reads():
+    """Each per-cluster setting the GPU-request fix names is a train_verl resource of the rule
+    (workflow/rules/train.smk) and documented in the shipped profile."""
+    dropped = {"set-resources": {"train_verl": {"network_interface": "ib0"}}}
+    (check,) = preflight.gpu_request_check(dropped, preflight.ACTIVE_PROFILE)
+    named = re.search(r"train_verl's ([\w, ]+)\)", check.fix).group(1).split(", ")
+    assert named == ["network_interface", "ray_start_wait_s", "verl_device"]
+    rule = (PROFILE.parents[2] / "rules" / "train.smk").read_text()
+    shipped = PROFILE.read_text()
+    for name in named:
+        assert f"{name}=" in rule and f"{name}:" in shipped, name
+
+
+@pytest.mark.parametrize(
+    "value,ok,detail",
+    [(600, True, "600 s"), ("90.5", True, "90.5 s"), ("soon", False, "seconds > 0"),
+     (0, False, "seconds > 0")],
+)  # fmt: skip
+def test_the_profiles_ray_start_wait_is_checked(value, ok, detail):
+    profile = {"set-resources": {"train_verl": {"ray_start_wait_s": value}}}
+    (check,) = preflight.ray_wait_check(profile)
+    assert check.ok is ok and detail in check.detail
+    assert preflight.ray_wait_check({"set-resources": {"train_verl": {}}}) == []
 
 
 def test_a_profile_is_found_by_name_folder_or_file(tmp_path, monkeypatch):

@@ -113,10 +113,17 @@ def differences(stored: dict[str, Any] | None, current: dict[str, Any]) -> list[
     return lines
 
 
+# Set by the container image (envs/gpu/pacs.def) to the commit it was built from ("+edits" when
+# tracked files differed): the package is installed there from a copy without .git.
+COMMIT_ENV = "PACS_CODE_COMMIT"
+
+
 def code_commit(where: str | Path | None = None) -> str | None:
     """The git commit of the code at ``where`` (default: this package), ``+edits`` appended when
-    tracked files differ from it; None outside a git checkout (an installed copy). A trainer
+    tracked files differ from it; outside a git checkout (an installed copy) the commit the
+    environment's ``PACS_CODE_COMMIT`` names (the container image's), else None. A trainer
     writes it into ``summary.json`` (``commit``), which the report's runs table shows."""
+    import os
     import subprocess
 
     folder = str(where or Path(__file__).parent)
@@ -130,7 +137,7 @@ def code_commit(where: str | Path | None = None) -> str | None:
         commit = git("rev-parse", "HEAD")
         edited = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
-        return None
+        return os.environ.get(COMMIT_ENV, "").strip() or None
     return commit + ("+edits" if edited else "")
 
 

@@ -22,6 +22,10 @@ fails and writes ``--out`` only when all pass. The checks:
 - the network interface training binds Ray, NCCL and Gloo to (``set-resources.train_verl.
   network_interface``, else ``RAY_NETWORK_INTERFACE``), when one is named: it exists on the
   compute node with an IPv4 address;
+- the Ray start-up wait (``set-resources.train_verl.ray_start_wait_s``, PACS_RAY_START_WAIT_S) is
+  a number of seconds, when the profile sets one;
+- every GPU rule (train_verl, generate, diversity) still asks for a GPU (a command-line
+  ``--set-resources`` replaces the profile's whole map);
 - free disk for the checkpoints the config keeps (``verl.max_actor_ckpt_to_keep``; null keeps
   all), about 16 bytes per parameter each (bf16-sized weights kept in fp32 plus Adam's two
   moments), plus a merged bf16 model (2 bytes per parameter) per evaluated checkpoint;
@@ -50,6 +54,7 @@ from pacs import layout
 from pacs.config import ATTN_PACKAGES, ConfigError, ModelSpec, Profile, load_profile
 from pacs.io import atomic_open
 from pacs.methods import traits
+from pacs.verl_plugin.cluster.ray_start import START_WAIT_ENV, start_wait_s
 from pacs.verl_plugin.cluster.slurm import NETWORK_ENV, interface_ipv4
 from pacs.verl_plugin.launch.devices import no_gpu_diagnosis
 
@@ -226,8 +231,13 @@ def shard_limit_checks(spec: Profile, profile: dict) -> list[Check]:
 
 
 # The GPU request of each GPU rule in the shipped profile: train_verl per node (gres), generate
-# per job (gpu). A command-line --set-resources replaces the profile's whole set-resources.
-GPU_KEYS = {"train_verl": ("gres", "gpu", "gpus"), GENERATE_RULE: ("gpu", "gpus", "gres")}
+# and diversity per job (gpu). A command-line --set-resources replaces the profile's whole
+# set-resources.
+GPU_KEYS = {
+    "train_verl": ("gres", "gpu", "gpus"),
+    GENERATE_RULE: ("gpu", "gpus", "gres"),
+    "diversity": ("gpu", "gpus", "gres"),
+}
 
 
 def gpu_request_check(profile: dict, where: Path | str) -> list[Check]:
@@ -245,8 +255,9 @@ def gpu_request_check(profile: dict, where: Path | str) -> list[Check]:
             False,
             f"{', '.join(lost)} ask(s) no GPU in {where}: a command-line --set-resources replaces "
             "the profile's whole set-resources (every rule's resources, not the one key given)",
-            "set per-cluster values (network_interface, ray_start_wait_s...) in the profile's "
-            "set-resources, not with --set-resources (docs/paper_scale.md)",
+            "set per-cluster values (train_verl's network_interface, ray_start_wait_s, "
+            "verl_device) in the profile's set-resources, not with --set-resources "
+            "(docs/paper_scale.md)",
         )
     ]
 
@@ -363,6 +374,21 @@ def interface_check(profile: dict, env=os.environ, addrs=None) -> list[Check]:
     return [Check("network interface", True, f"{name}: {ip} on {host}")]
 
 
+def ray_wait_check(profile: dict) -> list[Check]:
+    """The profile's Ray start-up wait (``set-resources.train_verl.ray_start_wait_s``, which
+    training gets as PACS_RAY_START_WAIT_S) is a number of seconds, when it sets one."""
+    train = (profile.get("set-resources") or {}).get("train_verl") or {}
+    value = train.get("ray_start_wait_s")
+    if value is None or str(value).strip() == "":
+        return []
+    try:
+        seconds = start_wait_s({START_WAIT_ENV: str(value)})
+    except ValueError as err:
+        fix = "set set-resources.train_verl.ray_start_wait_s to a number of seconds (default 300)"
+        return [Check("Ray start wait", False, f"ray_start_wait_s: {err}", fix)]
+    return [Check("Ray start wait", True, f"{seconds:g} s (ray_start_wait_s, {START_WAIT_ENV})")]
+
+
 # ------------------------------------------------------------------ disk
 
 
@@ -455,6 +481,7 @@ def run_checks(
         *gpu_request_check(profile, where),
         resource_check(profile, env, run),
         *interface_check(profile, env),
+        *ray_wait_check(profile),
         disk_check(spec, results),
         *sandbox_check(spec),
     ]

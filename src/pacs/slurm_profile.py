@@ -173,8 +173,9 @@ def read_ended_states(settings, plugin=None) -> bool:
 
 
 # The resources the preflight checks (pacs.preflight): the account and partition every job is
-# submitted with, the per-node request of a training job and the network interface its Ray nodes,
-# NCCL and Gloo use (pacs.verl_plugin.cluster.slurm), and the time limit of a generate job.
+# submitted with, the per-node request of a training job, the network interface its Ray nodes,
+# NCCL and Gloo use (pacs.verl_plugin.cluster.slurm) and its Ray start-up wait, the time limit of a
+# generate job, and the GPU request of every GPU rule.
 PREFLIGHT_RESOURCES = {
     "default-resources": ("slurm_partition", "slurm_account", "runtime"),
     "train_verl": (
@@ -184,8 +185,10 @@ PREFLIGHT_RESOURCES = {
         "runtime",
         "network_interface",
         "verl_device",
+        "ray_start_wait_s",
     ),
-    "generate": ("runtime",),
+    "generate": ("runtime", "gpu", "gpus", "gres"),
+    "diversity": ("gpu", "gpus", "gres"),
 }
 
 

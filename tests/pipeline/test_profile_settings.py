@@ -77,7 +77,7 @@ def test_the_dry_run_keeps_every_gpu_and_gives_training_the_interface(ran):
     train, preflight = _jobs(dry.stdout, "train_verl"), _jobs(dry.stdout, "preflight")
     assert train and len(preflight) == 1
     assert all("gres=gpu:h200:8" in b and "cpus_per_task=96" in b for b in train + preflight)
-    assert all("RAY_NETWORK_INTERFACE=ib0 python -m" in b for b in train)
+    assert all("RAY_NETWORK_INTERFACE=ib0 PACS_RAY_START_WAIT_S=" in b for b in train)
     assert '"network_interface": "ib0"' in preflight[0]  # the preflight job checks it
 
 

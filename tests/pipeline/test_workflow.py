@@ -221,15 +221,14 @@ def test_paper_shell_commands_carry_shards_and_curve_n(paper_dry_run_text):
     assert curve and all(" --n 32 " in line for line in curve)
 
 
-def test_every_verl_training_job_waits_for_the_compute_node_preflight(
-    paper_dry_run, paper_dry_run_text
-):
+def test_every_verl_gpu_job_waits_for_the_compute_node_preflight(paper_dry_run, paper_dry_run_text):
+    """Training and every generate job (base and released models too) come after it."""
     (pre,) = [j for j in paper_dry_run if j["rule"] == "preflight"]
     assert pre["resources"]["gres"] == "gpu:h200:8" and pre["resources"]["cpus_per_task"] == "96"
     assert "python -m pacs.preflight --config results/paper/config.yaml" in paper_dry_run_text
     for block in re.split(r"\n(?=rule \S+:\n)", paper_dry_run_text):
-        if block.startswith("rule train_verl:"):
-            assert "results/paper/preflight/compute_node.txt" in block
+        if block.startswith(("rule train_verl:", "rule generate:")):
+            assert "results/paper/preflight/compute_node.txt" in block, block[:300]
 
 
 def test_every_download_runs_in_a_local_rule(tmp_path):

@@ -31,6 +31,12 @@ DIVERSITY_BENCHMARKS = list(DATA.diversity_benchmarks)
 # Software environment of every rule (the cluster env; the tiny profile runs in .venv without
 # --use-conda, which ignores this).
 ENV_FILE = "../../environment.yml"
+# The container image every rule runs in under `--sdm apptainer` (envs/gpu/pacs.def, built as
+# pacs-gpu.sif at the repo root; PACS_IMAGE names another); without --sdm apptainer it is ignored.
+IMAGE = os.environ.get("PACS_IMAGE", "pacs-gpu.sif")
+
+
+container: IMAGE
 
 
 # ------------------------------------------------------------------ downloads and offline mode
@@ -295,7 +301,13 @@ INIT_DIR, BASE_DIR = init_model_dir("{model}"), base_model_dir("{model}")
 
 def eval_model_input(wildcards) -> list[str]:
     """What an evaluation waits for: the base model (tiny: the SFT warm-up; paper: its download),
-    a finished run, or a merged checkpoint."""
+    a finished run, or a merged checkpoint; with verl, also the preflight job (preflight.smk), so
+    no GPU job starts before the compute-node checks pass."""
+    first = [PREFLIGHT] if ENGINE == "verl" else []
+    return first + _eval_model_files(wildcards)
+
+
+def _eval_model_files(wildcards) -> list[str]:
     job = tree_job(wildcards.tree)
     model, run, seed = job["model"], job["run"], job["seed"]
     if job["kind"] == "curve":

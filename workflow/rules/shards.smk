@@ -78,6 +78,12 @@ def network_interface_default(wildcards) -> str:
     return os.environ.get("RAY_NETWORK_INTERFACE", "")
 
 
+def ray_start_wait_default(wildcards) -> str:
+    """train_verl's Ray start-up wait (s) when the profile sets no ray_start_wait_s:
+    PACS_RAY_START_WAIT_S of the environment Snakemake runs in, else "" (the launcher's 300 s)."""
+    return os.environ.get("PACS_RAY_START_WAIT_S", "")
+
+
 def verl_device_default(wildcards) -> str:
     """train_verl's --device when the profile sets no verl_device: cuda where torch sees a GPU."""
     return "auto"

@@ -121,8 +121,11 @@ else:
             # changing it reruns nothing); shards.smk
             network_interface=network_interface_default,
             verl_device=verl_device_default,  # cpu: a CPU-only cluster (the profile says so)
+            # the profile's set-resources.train_verl.ray_start_wait_s: Ray's node start-up wait
+            ray_start_wait_s=ray_start_wait_default,
         shell:
             "RAY_NETWORK_INTERFACE={resources.network_interface:q} "
+            "PACS_RAY_START_WAIT_S={resources.ray_start_wait_s:q} "
             "python -m pacs.verl_plugin.launch.train --device {resources.verl_device} "
             "--config {params.config} --run {wildcards.run} "
             "--model {wildcards.model} --model-path {params.model_path} --seed {wildcards.seed} "

@@ -4,6 +4,7 @@ paper_figures/<profile>``."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from pacs.config import RELEASED_RUN, load_profile
 from pacs.evaluation.io import FormatError
+from pacs.fingerprint import COMMIT_ENV
 
 from .claims import write_claims
 from .context import ReportContext
@@ -108,7 +110,8 @@ def readme_header(ctx: ReportContext, res) -> list[str]:
 
 def code_version(where: Path = Path(__file__).parent) -> str:
     """The git commit of the code at ``where`` (and whether tracked files differ from it), so a
-    report says what made it; a copy outside git says that instead."""
+    report says what made it; a copy outside git gives the commit its container image was built
+    from (``PACS_CODE_COMMIT``, pacs.fingerprint), else says that none is known."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -119,6 +122,14 @@ def code_version(where: Path = Path(__file__).parent) -> str:
         commit = git("rev-parse", "HEAD")
         edited = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
+        baked = os.environ.get(COMMIT_ENV, "").strip()
+        if baked:
+            commit, _, edits = baked.partition("+")
+            return (
+                f"git commit {commit}"
+                + (" with uncommitted edits" if edits else "")
+                + (f" (an installed copy: {COMMIT_ENV}, set by the image it was built into)")
+            )
         return "an installed copy outside git (no commit known)"
     return f"git commit {commit}" + (" with uncommitted edits" if edited else "")
 

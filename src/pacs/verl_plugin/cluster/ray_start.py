@@ -97,9 +97,9 @@ def timeout_message(wait_s: float, err: Exception) -> str:
     return (
         f"Ray's raylet did not register with the GCS within {wait_s:g} s ({err}): the node "
         "is overloaded (imports of a cold environment, too many processes for its cores) or its "
-        f"raylet died (see /tmp/ray/session_latest/logs/raylet.err). Raise {START_WAIT_ENV} in "
-        "the environment snakemake (or the launcher) runs in, e.g. export "
-        f"{START_WAIT_ENV}={2 * wait_s:g}"
+        "raylet died (see /tmp/ray/session_latest/logs/raylet.err). Raise the wait: "
+        f"ray_start_wait_s: {2 * wait_s:g} under set-resources: train_verl: in the SLURM profile, "
+        f"or export {START_WAIT_ENV}={2 * wait_s:g} where snakemake (or the launcher) runs"
     )
 
 

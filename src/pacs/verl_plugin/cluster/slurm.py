@@ -434,7 +434,8 @@ def head_timeout_message(address: str, wait_s: float, interface: str | None) -> 
     return (
         f"the Ray head at {address} did not answer in {wait_s:.0f} s. Its `ray start` error, if "
         "any, is above (ray_node): a node start that timed out needs a longer "
-        f"PACS_RAY_START_WAIT_S (pacs.verl_plugin.cluster.ray_start); {reach}"
+        "set-resources.train_verl.ray_start_wait_s in the profile (PACS_RAY_START_WAIT_S, "
+        f"pacs.verl_plugin.cluster.ray_start); {reach}"
     )
 
 
