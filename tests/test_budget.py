@@ -4,6 +4,7 @@ small hand-computed config (one model, one benchmark, one run)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -83,6 +84,13 @@ def test_generate_jobs_by_hand(monkeypatch):
     assert job.hours == pytest.approx(5 / 60 + 10 * 8 * 100 / rate / 3600)
     assert job.gpu_hours == pytest.approx(3 * job.hours)
     assert job.margin == pytest.approx(1 - job.hours / 2.0)
+    # planned at 100 tokens/s and n = 2000, a problem takes 2000 · 100 / 100 = 2000 s: 2 fit
+    # 5400 s, so 11 problems are 5 full shards and a last one of 1, per evaluation
+    plan = small_plan(tokens_per_s=100.0)
+    full, last = budget.generate_jobs(replace(plan, sizes={"b": 11}), "m", "eval", ["b"], 2000, 3)
+    assert (full.count, last.count) == (15, 3) and last.note == "1 problems"
+    assert full.hours == pytest.approx(5 / 60 + 2 * 2000 * 100 / rate / 3600)
+    assert last.hours == pytest.approx(5 / 60 + 1 * 2000 * 100 / rate / 3600)
     # at 0.01 tokens/s the planner fits 5400 / 80,000 s -> refuses even one problem
     with pytest.raises(ValueError, match="one shard"):
         budget.generate_jobs(small_plan(0.01), "m", "eval", ["b"], n=8, count=1)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pacs.config import RELEASED_RUN, ConfigError, Profile, load_profile
 from pacs.config.sections import SIZE_CLASSES
-from pacs.evaluation.shards import plan_shard_size, shard_count
+from pacs.evaluation.shards import plan_shard_size
 from pacs.methods import traits
 from pacs.preflight import find_profile, read_profile
 
@@ -317,6 +317,16 @@ def model_shape(spec: Profile, model: str) -> Shape:
     return SIZE_CLASS_SHAPES[spec.eval.released[model].size_class]
 
 
+def split_note(hours: float, limit: float, per_problem: float) -> str:
+    """For a job under the margin: the problems a shard may hold to keep it."""
+    if 1 - hours / limit >= MIN_MARGIN:
+        return ""
+    keep = int((limit * (1 - MIN_MARGIN) - START_HOURS["generate"]) // per_problem)
+    if keep < 1:
+        return "; SPLIT: not even 1 problem fits: raise the generate runtime"
+    return f"; SPLIT: <= {keep} problems a shard"
+
+
 def generate_jobs(plan: Plan, model: str, kind: str, benchmarks: list[str], n: int, count: int):
     """Generate shards of ``count`` evaluations of ``model`` on each benchmark at ``n`` samples,
     sized as the DAG sizes them (``eval.shard``), timed at the rule's rate for this model."""
@@ -339,22 +349,15 @@ def generate_jobs(plan: Plan, model: str, kind: str, benchmarks: list[str], n: i
                 problems,
                 plan_shard_size(n, out_tokens, shard.tokens_per_s, shard.job_minutes, shard.margin),
             )
-        shards = shard_count(problems, size)
-        hours = START_HOURS["generate"] + size * n * out_tokens / rate / 3600
-        note = f"{size} problems x {n} at {rate:,.0f} tok/s"
-        if 1 - hours / limit < MIN_MARGIN:
-            keep = int(
-                (limit * (1 - MIN_MARGIN) - START_HOURS["generate"])
-                * 3600
-                * rate
-                // (n * out_tokens)
-            )
-            note += (
-                f"; SPLIT: <= {keep} problems a shard"
-                if keep
-                else "; SPLIT: not even 1 problem fits: raise the generate runtime"
-            )
-        jobs.append(Job(kind, model, f"{bench} n={n}", shards * count, hours, 1, limit, note))
+        full, last = divmod(problems, size)
+        per_problem = n * out_tokens / rate / 3600  # hours
+        hours = START_HOURS["generate"] + size * per_problem
+        note = f"{size} problems x {n} at {rate:,.0f} tok/s" + split_note(hours, limit, per_problem)
+        jobs.append(Job(kind, model, f"{bench} n={n}", full * count, hours, 1, limit, note))
+        if last:  # the last shard holds the rest: its own, shorter job
+            rest = START_HOURS["generate"] + last * per_problem
+            note = f"{last} problems" + split_note(rest, limit, per_problem)
+            jobs.append(Job(kind, model, f"{bench} n={n} last shard", count, rest, 1, limit, note))
     return jobs
 
 
