@@ -296,8 +296,8 @@ class ShardSpec:
     time limit, planning every response at ``max_new_tokens`` (worst case)."""
 
     tokens_per_s: PositiveFloat
-    """Generated tokens per second of one generate job (one GPU); measure yours (ours: Qwen3-8B,
-    vLLM, one H200: 6000)."""
+    """Generated tokens per second of one generate job (one GPU); measure yours (the paper
+    profile's 4800 for Qwen3-8B, vLLM, one H200, is an estimate: pacs.budget's rule)."""
     job_minutes: PositiveFloat
     """The generate jobs' time limit: the ``runtime`` of generate in the SLURM profile
     (``pacs.preflight`` checks they agree)."""
