@@ -539,7 +539,11 @@ def sources(plan: Plan) -> str:
             f"{fig.setup}; {fig.source}"
         )
     lines += [
-        f"- official PACS training layout: {OFFICIAL_TRAINING}",
+        f"- official PACS training layout: {OFFICIAL_TRAINING}; by the rule below, one "
+        + ", ".join(
+            f"{m} PACS run on 64 GPUs takes {train_hours(plan, m, 'pacs', 64):.0f} h"
+            for m in spec.models
+        ),
         "",
         (
             f"Rule (fitted on 'long' and 'short'): memory at {rule.bw_eff:.0%} of peak "
