@@ -157,6 +157,16 @@ smoke: setup
 ##   make eval GENERATIONS=gens.jsonl EVAL_ARGS="--benchmarks aime24"   # grade generations made elsewhere
 EVAL_CONFIG ?= configs/paper.yaml
 EVAL_ARGS   ?=
+# As data: make would expand a value given on its command line ($(shell ...) ran) when it exports
+# it; $(value ...) takes the text as typed, and a simple (:=) variable is never expanded again.
+override MODEL       := $(value MODEL)
+override GENERATIONS := $(value GENERATIONS)
+override EVAL_CONFIG := $(value EVAL_CONFIG)
+override EVAL_ARGS   := $(value EVAL_ARGS)
+eval: export MODEL       := $(MODEL)
+eval: export GENERATIONS := $(GENERATIONS)
+eval: export EVAL_CONFIG := $(EVAL_CONFIG)
+eval: export EVAL_ARGS   := $(EVAL_ARGS)
 eval: setup
 	@# MODEL, GENERATIONS, EVAL_CONFIG, EVAL_ARGS reach Python through the environment, never the shell.
 	$(BIN)/python -m pacs.model_eval --from-env

@@ -50,9 +50,17 @@ PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
 NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
 UnitFloat = Annotated[StrictFloat, Field(ge=0, le=1)]
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
-DualClip = Annotated[StrictFloat, Field(gt=1)] | None  # verl asserts c > 1; null: no cap
+DualClip = Annotated[StrictFloat, Field(gt=1, le=100)] | None  # verl asserts c > 1; null: no cap
 GradClip = Annotated[StrictFloat, Field(gt=0)] | None  # a max gradient norm; null: no clipping
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+# Ranges that mean something (issue 47: 1e308, 1e-300 and 1e9 loaded); the error names the bound.
+# ClipRatio: ε of [1 - ε, 1 + ε], a ratio within [0, 2]; Scale: τ, a scale of log-ratios (β:
+# at most 1e3, above 0 as before).
+ClipRatio = Annotated[StrictFloat, Field(gt=0, le=1, allow_inf_nan=False)]
+Scale = Annotated[StrictFloat, Field(ge=1e-3, le=1e3, allow_inf_nan=False)]
+LearningRate = Annotated[StrictFloat, Field(gt=0, le=1, allow_inf_nan=False)]
+GenRounds = Annotated[StrictInt, Field(ge=1, le=64)]  # generation rounds per step
+Beta = Annotated[StrictFloat, Field(gt=0, le=1e3, allow_inf_nan=False)]
 
 # The loss code's modes (SCORE_METHODS, LOSS_AGG_MODES) come from pacs.loss_modes.
 REF_MODES = ("rollout", "periodic", "fixed")
@@ -188,7 +196,7 @@ class PacsSpec(SpecChecks):
         loss_reference=math.log(2),
     )
     name: Literal["pacs"] = "pacs"
-    beta: PositiveFloat = 1.0
+    beta: Beta = 1.0
     """β of the reward proxy r̂ = β·Σ_t log(π/π_ref) (paper eq. 7); β = 1 is the paper's choice
     (§4.3, Fig. 4)."""
     score: Literal[SCORE_METHODS] = "rloo"
@@ -284,7 +292,7 @@ class GrpoSpec(ClippedSurrogate):
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
     """How token losses become one number; the official GRPO/PPO scripts used
     ``seq-mean-token-sum-norm`` (docs/design.md §2.7); ``token-mean`` is vanilla."""
-    clip_ratio: PositiveFloat = 0.2
+    clip_ratio: ClipRatio = 0.2
     """PPO-clip ε (App. B; verl's default)."""
     clip_ratio_c: DualClip = 3.0
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
@@ -315,7 +323,7 @@ class PpoSpec(ClippedSurrogate):
     name: Literal["ppo"] = "ppo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
     """As for GRPO: the official scripts' aggregation (docs/design.md §2.7)."""
-    clip_ratio: PositiveFloat = 0.2
+    clip_ratio: ClipRatio = 0.2
     """PPO-clip ε (App. B; verl's default)."""
     clip_ratio_c: DualClip = 3.0
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
@@ -337,7 +345,7 @@ class PpoSpec(ClippedSurrogate):
     """GAE λ; verl's LLM default 1 (App. B)."""
     value_clip: PositiveFloat = 0.5
     """Clip range of the value loss (verl's ``critic.cliprange_value`` default)."""
-    critic_lr: PositiveFloat = 1.0e-5
+    critic_lr: LearningRate = 1.0e-5
     """Critic learning rate: the official PPO script's 1e-5 (docs/design.md §2.10)."""
 
 
@@ -352,9 +360,9 @@ class DapoSpec(ClippedSurrogate):
         loss_title="GRPO / PPO / DAPO: clipped surrogate",
     )
     name: Literal["dapo"] = "dapo"
-    clip_ratio_low: PositiveFloat = 0.2
+    clip_ratio_low: ClipRatio = 0.2
     """ε_low of the clip range [1 − ε_low, 1 + ε_high] (DAPO §3.1, 'clip-higher': 0.2)."""
-    clip_ratio_high: PositiveFloat = 0.28
+    clip_ratio_high: ClipRatio = 0.28
     """ε_high (DAPO §3.1: 0.28), above ε_low so low-probability tokens can rise."""
     clip_ratio_c: DualClip = 10.0
     """Dual-clip cap for A < 0 (as GRPO's): the DAPO recipe's ``clip_ratio_c=10.0``
@@ -366,7 +374,7 @@ class DapoSpec(ClippedSurrogate):
     all-correct nor all-wrong (verl: ``algorithm.filter_groups``)."""
     grad_clip: GradClip = 1.0
     """Max gradient norm: the DAPO recipe's ``grad_clip=1.0``; null: no clipping."""
-    max_gen_rounds: PositiveInt = 3
+    max_gen_rounds: GenRounds = 3
     """Cap on generation rounds per step (verl recipe's ``max_num_gen_batches``; 3 is ours, for
     a CPU budget): at the cap the batch is topped up with homogeneous groups, which keep its
     shape but stay out of the loss, and the step logs ``ds_cap_hit = 1`` (tiny engine; verl
@@ -422,7 +430,7 @@ class RealSpec(SpecChecks):
         needs_whole_groups=True,
     )
     name: Literal["real"] = "real"
-    tau: PositiveFloat = 0.5
+    tau: Scale = 0.5
     """Temperature τ dividing the length-normalised log-ratio: the authors' scripts
     (``actor.tau=0.5``) and ms-swift's ``real_tau`` default 0.5."""
     grad_clip: GradClip = 1.0

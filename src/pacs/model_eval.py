@@ -22,11 +22,15 @@ DAG's own stages in this process: ``pacs.evaluation.generate`` → ``grade`` →
 (:mod:`pacs.report.model_row`): ``<out>/row.md`` and ``row.csv``, printed too.
 
 Resuming. Every file is written to a temporary name and renamed; generation keeps its finished
-chunks (``samples.jsonl.partial``). A rerun with the same settings skips each stage whose output is
-newer than its input and resumes generation. ``<out>/protocol.json`` records the settings and the
-inputs' content (a foreign file's sha256, marked "generated elsewhere" with no generation
-settings; a local model folder's files by size and mtime): a rerun with other settings or changed
-inputs into the same ``--out`` is refused, naming what differs; a corrupt protocol.json is named.
+chunks (``samples.jsonl.partial``). A rerun with the same settings skips a stage only when its
+output, its inputs and the protocol have the content hashes its record holds
+(``<benchmark>/stages.json``, :mod:`pacs.evaluation.reuse`), and resumes generation; every
+output is checked complete against the benchmark and the protocol before it is recorded (a
+``FormatError`` naming the file otherwise, and no row). ``<out>/protocol.json`` records the
+settings and the inputs' content (a foreign file's sha256, marked "generated elsewhere" with no
+generation settings; a local model folder's files by size and mtime): a rerun with other
+settings or changed inputs into the same ``--out`` is refused, naming what differs; a corrupt
+protocol.json is named; without one nothing is reused.
 Temp files a killed run left are removed. ``--name`` (or the name taken from the input) must be
 one safe folder name. ``make eval`` passes MODEL, GENERATIONS, EVAL_CONFIG and EVAL_ARGS through
 the environment (``--from-env``), never through a shell string.
@@ -36,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -51,6 +54,14 @@ from pacs.config import ConfigError, Profile, load_profile
 from pacs.evaluation.backends.vllm import EngineDied
 from pacs.evaluation.io import FormatError
 from pacs.evaluation.protocol import generate_cli_args
+from pacs.evaluation.reuse import (
+    RECORD,
+    StageRecord,
+    check_graded,
+    check_samples,
+    file_sha256,
+    settings_sha256,
+)
 from pacs.io import write_json
 from pacs.progress import ConsoleBar
 
@@ -124,15 +135,6 @@ def check_name(name: str, what: str) -> str:
             "with a letter or digit, at most 128 characters; no path separator, not . or ..)"
         )
     return name
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's content, read in 1 MB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def model_files(model: str) -> dict[str, list[int]] | None:
@@ -275,10 +277,18 @@ def _load_spec(config: Path) -> Profile:
 
 
 def check_protocol(plan: Plan) -> None:
-    """Refuse an ``--out`` that holds an evaluation made with other settings."""
+    """Refuse an ``--out`` that holds an evaluation made with other settings. Without a
+    protocol.json nothing in ``--out`` is reused: the stage records go. A row from an earlier
+    run goes too: it is written again only when every stage is complete."""
     path = plan.out / "protocol.json"
     settings = plan.settings()
-    if path.is_file():
+    for old_row in (plan.out / "row.md", plan.out / "row.csv"):
+        old_row.unlink(missing_ok=True)
+    if not path.is_file():
+        for record in plan.out.glob(f"*/{RECORD}"):
+            log.info("%s: no protocol.json in %s, so nothing is reused", record, plan.out)
+            record.unlink()
+    else:
         old = read_protocol(path)
         diff = {k: _changed(old.get(k), v) for k, v in settings.items() if old.get(k) != v}
         if diff:
@@ -338,13 +348,6 @@ def check_chat_template(plan: Plan) -> None:
 # ----------------------------------------------------------------------------- the stages
 
 
-def stale(output: Path, *inputs: Path) -> bool:
-    """True when ``output`` is missing or older than one of ``inputs``."""
-    if not output.is_file():
-        return True
-    return any(output.stat().st_mtime < p.stat().st_mtime for p in inputs)
-
-
 def benchmark_file(plan: Plan, benchmark: str) -> Path:
     """The DAG's prepared benchmark file, prepared with the profile's data settings if missing."""
     from pacs.data.cli import main as data_main
@@ -376,27 +379,42 @@ def benchmark_file(plan: Plan, benchmark: str) -> Path:
 
 
 def run_benchmark(plan: Plan, benchmark: str, args: argparse.Namespace) -> Path:
-    """generate (or the foreign file's check) → grade → passk for one benchmark; passk.json."""
+    """generate (or the foreign file's check) → grade → passk for one benchmark; passk.json.
+
+    A stage is skipped only when its output is what it recorded (:mod:`pacs.evaluation.reuse`:
+    content hashes of output, inputs and protocol); each output is checked complete first."""
     from pacs.evaluation import grade, passk
 
     bench = benchmark_file(plan, benchmark)
     folder = plan.out / benchmark
     folder.mkdir(parents=True, exist_ok=True)
+    record = StageRecord(folder, settings_sha256(plan.settings()))
     samples, graded = folder / "samples.jsonl", folder / "graded.jsonl"
+    inputs = {"benchmark": bench}
     if args.generations:
-        from pacs.evaluation.external import convert
+        inputs["generations"] = Path(args.generations)
+    if not record.reusable("samples", samples, inputs):
+        record.forget("samples", samples)
+        if args.generations:
+            from pacs.evaluation.external import convert
 
-        if stale(samples, Path(args.generations), bench):
             convert(Path(args.generations), bench, samples, limit=_limit(plan))
-    else:
-        _generate(plan, bench, samples, args)
-    if stale(graded, samples):
+        else:
+            _generate(plan, bench, samples, args)
+        n = None if args.generations else int(re.search(r"--n (\d+)", plan.generate_args)[1])
+        check_samples(samples, bench, n, _limit(plan))
+        record.record("samples", samples, inputs)
+    if not record.reusable("graded", graded, {"samples": samples, "benchmark": bench}):
+        record.forget("graded", graded)
         grade.main(
             ["--samples", str(samples), "--benchmark-file", str(bench), "--out", str(graded)]
             + ["--workers", str(args.workers)]
         )
+        check_graded(graded, samples)
+        record.record("graded", graded, {"samples": samples, "benchmark": bench})
     out = folder / "passk.json"
-    if stale(out, graded):
+    if not record.reusable("passk", out, {"graded": graded}):
+        record.forget("passk", out, folder / "passk.csv")
         passk.main(
             [
                 "--graded",
@@ -409,6 +427,7 @@ def run_benchmark(plan: Plan, benchmark: str, args: argparse.Namespace) -> Path:
             + ["--benchmark", benchmark, "--model", plan.name, "--run", "model_eval", "--seed", "0"]
             + ["--bootstrap", str(plan.bootstrap)]
         )
+        record.record("passk", out, {"graded": graded})
     return out
 
 
@@ -420,8 +439,6 @@ def _limit(plan: Plan) -> int | None:
 def _generate(plan: Plan, bench: Path, samples: Path, args: argparse.Namespace) -> None:
     from pacs.evaluation import generate
 
-    if not stale(samples, bench):
-        return
     argv = ["--model", plan.model, "--benchmark-file", str(bench), "--out", str(samples)]
     argv += plan.generate_args.split() + plan.prompt_args
     argv += ["--threads", str(args.threads or plan.spec.threads_per_job)]  # as the DAG's jobs
