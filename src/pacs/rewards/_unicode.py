@@ -60,6 +60,9 @@ _UNICODE_SYMBOLS = str.maketrans(
         "\u2223": "|",
         "\uff0b": "+",
         "\uff0c": ",",
+        "\u2236": ":",  # ratio
+        "\u2215": "/",  # division slash
+        "\u2216": "\\setminus ",
     }
     # minus look-alikes: hyphens, dashes, the small and fullwidth hyphen-minus
     | dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2014\u2015\ufe63\uff0d\u02d7\u2796"), "-")
