@@ -9,7 +9,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from pacs import layout
+from pacs import layout, numerics
 from pacs.config import BASE_RUN, OFFLINE_ENV, RELEASED_RUN
 from pacs.evaluation.protocol import generate_cli_args
 from pacs.layout import EMBEDDER, SYNTHETIC
@@ -424,7 +424,10 @@ def build_settings(wildcards) -> str:
 
 def sft_settings(wildcards) -> str:
     held_out = {"eval_problems": SPEC.train.eval_problems, "eval_samples": SPEC.train.eval_samples}
-    return _canonical(SPEC.models[wildcards.model].sft, EVAL, held_out)
+    # The numerics setting the Snakefile gave the jobs (pacs.numerics): switching it reruns the
+    # SFT and everything after it. Named only when portable: native params are as before.
+    portable = numerics.setting() == numerics.PORTABLE
+    return _canonical(SPEC.models[wildcards.model].sft, EVAL, held_out, *(["portable"] * portable))
 
 
 def train_settings(wildcards) -> str:
