@@ -42,6 +42,8 @@ SINGLE = [
     "\\boxed{\\textbf{X}}",
     "So \\boxed{X}. Options A and D are wrong.",
     "ANSWER: X ✓",
+    "ANSWER: X (option X)",
+    "ANSWER: X, i.e. X",
 ]
 
 

@@ -76,16 +76,16 @@ _BOXED_LETTER = re.compile(r"\(?([A-D])\)?(?:[\s.:)].*)?", re.DOTALL)
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}")
 
 
-def names_another_letter(text: str, start: int) -> bool:
-    """Whether the final answer's rest, ``text[start:]`` up to its sentence's end, names another
-    option letter (the rule above)."""
+def names_another_letter(text: str, start: int, chosen: str) -> bool:
+    """Whether the final answer's rest, ``text[start:]`` up to its sentence's end, names an
+    option letter other than ``chosen`` (the rule above)."""
     tail = unicodedata.normalize("NFKC", text[start : start + ANSWER_TAIL])
     end = _SENTENCE_END.search(tail)
     tail = tail[: end.start()] if end else tail
     previous = None
     for match in _TAIL_TOKEN.finditer(tail):
         token = match.group()
-        if token in LETTERS and _stands_alone(tail, match.start(), match.end()):
+        if token in LETTERS and token != chosen and _stands_alone(tail, match.start(), match.end()):
             after_word = previous is not None and previous.isascii() and previous.isalpha()
             if not after_word or previous.lower() in CONNECTIVES:
                 return True
@@ -174,7 +174,7 @@ def _last_choice(response: str) -> tuple[int, str, bool] | None:
         pass
     if line is not None:
         hedged = _HEDGE.match(response, line.end(1)) is not None or names_another_letter(
-            response, line.end(1)
+            response, line.end(1), line.group(1)
         )
         candidates.append((line.start(), line.group(1), hedged))
     boxed = _boxed_letter(response)
@@ -191,7 +191,8 @@ def _boxed_letter(response: str) -> tuple[int, str, bool] | None:
     content = _TEXT_WRAPPER.sub(r"\1", content).strip()
     first = _FIRST_LETTER.match(content)
     if first and (
-        _HEDGE.match(content, first.end(1)) or names_another_letter(content, first.end(1))
+        _HEDGE.match(content, first.end(1))
+        or names_another_letter(content, first.end(1), first.group(1))
     ):
         return command.start(), first.group(1), True
     match = _BOXED_LETTER.fullmatch(content)
