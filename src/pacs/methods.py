@@ -267,17 +267,6 @@ class ClippedSurrogate(SpecChecks):
             return micro_batch_per_gpu
         return 1
 
-    def budget_problems(self, where: str, train: Any) -> list[str]:
-        sums = getattr(self, "loss_scale", "sequence_mean") == "micro_batch_sum"
-        if not (sums and self.loss_agg_mode == SUM_NORM):
-            return []
-        if train.micro_batch_per_gpu is None:
-            return [
-                f"{where}.loss_scale: micro_batch_sum needs train.micro_batch_per_gpu (the "
-                "official micro-batch of the sum, App. C: 8), or set loss_scale: sequence_mean"
-            ]
-        return []
-
 
 @spec
 class GrpoSpec(ClippedSurrogate):

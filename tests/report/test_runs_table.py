@@ -92,3 +92,51 @@ def test_the_tiny_base_row_reads_its_sft_summary_and_a_hub_base_says_not_trained
     md = (tmp_path / "hub" / "tables" / "table_runs.md").read_text()
     base_line = next(line for line in md.splitlines() if line.startswith("| Base"))
     assert "not recorded" not in base_line and base_line.rstrip().endswith("| – | – |")
+
+
+def _add_clip_bound(folder, values) -> None:
+    rows = [json.loads(r) for r in (folder / "metrics.jsonl").read_text().splitlines()]
+    for row, value in zip(rows, values):
+        row["clip_bound"] = value
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_each_run_names_what_it_optimised_and_how_often_its_clip_bound(
+    tiny_config, fake_results, tmp_path
+):
+    """summary.json's objective, per run; the clip-bound share from metrics.jsonl; a run that
+    recorded no objective says so rather than showing a default."""
+    grpo0 = fake_results / "train" / "tiny" / "grpo" / "seed0"
+    grpo_objective = {
+        "loss_agg_mode": "seq-mean-token-sum-norm",
+        "loss_scale": 8,
+        "sum_norm_divisor": 6.0,
+        "clip_norm": 1.0,
+        "dual_clip_c": 3.0,
+    }
+    _summary(grpo0, objective=grpo_objective)
+    steps = len((grpo0 / "metrics.jsonl").read_text().splitlines())
+    _add_clip_bound(grpo0, [1.0, 0.5] + [0.0] * (steps - 2))
+    pacs0 = fake_results / "train" / "tiny" / "pacs" / "seed0"
+    pacs_objective = {**grpo_objective, "loss_agg_mode": None, "loss_scale": 1}
+    _summary(pacs0, objective={**pacs_objective, "clip_norm": None, "dual_clip_c": None})
+    _add_clip_bound(pacs0, [0.0] * steps)
+    out = tmp_path / "report"
+    build_report(tiny_config, fake_results, out, figures=False)
+    table = pd.read_csv(out / "tables" / "table_runs.csv")
+    grpo = table[(table.run == "grpo") & (table.seed == 0)].iloc[0]
+    assert (grpo.loss_agg_mode, grpo.loss_scale, grpo.clip_norm) == (
+        grpo_objective["loss_agg_mode"],
+        8,
+        1.0,
+    )
+    assert grpo.clip_bound_share == pytest.approx(1.5 / steps)
+    md = (out / "tables" / "table_runs.md").read_text()
+    section = md[md.index("What each run optimised") :]
+    pacs_line = next(line for line in section.splitlines() if line.startswith("| PACS (pacs)"))
+    assert "one term per response" in pacs_line and "| none |" in pacs_line
+    assert "| 0.0 % |" in pacs_line
+    grpo_line = next(line for line in section.splitlines() if line.startswith("| GRPO (grpo)"))
+    assert "×8" in grpo_line and f"{100 * 1.5 / steps:.1f} %" in grpo_line
+    ppo_line = next(line for line in section.splitlines() if line.startswith("| PPO (ppo)"))
+    assert ppo_line.count("not recorded") == 4  # aggregation, scale, clip norm, dual-clip c

@@ -332,6 +332,24 @@ def test_a_clip_norm_that_is_not_positive_is_refused_naming_the_key(value):
         parse_profile(_with_clip(_paper(), "pacs", value))
 
 
+@pytest.mark.parametrize(
+    "where,edit",
+    [
+        (
+            "method_defaults.grpo.loss_scale",
+            lambda c: c["method_defaults"].update(grpo={"loss_scale": 0}),
+        ),
+        ("train.micro_batch_per_gpu", lambda c: c["train"].update(micro_batch_per_gpu=0)),
+    ],
+)
+def test_a_loss_scale_of_zero_is_refused_naming_the_key(where, edit):
+    cfg = _paper()
+    cfg.setdefault("method_defaults", {})
+    edit(cfg)
+    with pytest.raises(ConfigError, match=where.replace(".", r"\.")):
+        parse_profile(cfg)
+
+
 def test_train_grad_clip_is_refused_with_where_the_clip_went():
     cfg = _paper()
     cfg["train"]["grad_clip"] = 1.0

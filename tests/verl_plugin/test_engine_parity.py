@@ -47,7 +47,7 @@ def as_verl(profile: Profile) -> Profile:
     train = dataclasses.replace(
         t,
         mini_batch_size=t.prompts_per_step // t.mini_batches,
-        micro_batch_per_gpu=t.micro_batch_per_gpu or t.group_size,
+        micro_batch_per_gpu=t.micro_batch_per_gpu,
         max_prompt_length=128,
     )
     models = {

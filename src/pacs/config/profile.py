@@ -195,7 +195,7 @@ def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | Non
 
 
 TINY_TRAIN_KEYS = ("steps", "eval_problems", "eval_samples")
-VERL_TRAIN_KEYS = ("mini_batch_size", "micro_batch_per_gpu", "max_prompt_length")
+VERL_TRAIN_KEYS = ("mini_batch_size", "max_prompt_length")
 
 
 def _engine_problems(p: Profile) -> list[str]:

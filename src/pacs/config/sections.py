@@ -249,9 +249,9 @@ class TrainSpec:
     """tiny: training steps (verl: ``models.<m>.steps``)."""
     mini_batch_size: PositiveInt | None = None
     """verl: prompts per mini-batch (App. C: 256); must be prompts_per_step / mini_batches."""
-    micro_batch_per_gpu: PositiveInt | None = None
-    """verl: responses per micro-batch and GPU (App. C: 8); PACS: whole groups. Both engines:
-    the factor of GRPO/PPO's ``loss_scale: micro_batch_sum`` (the tiny engine has no
+    micro_batch_per_gpu: PositiveInt = 8
+    """verl: responses per micro-batch and GPU (App. C: 8, the default); PACS: whole groups. Both
+    engines: the factor of GRPO/PPO's ``loss_scale: micro_batch_sum`` (the tiny engine has no
     micro-batches; it scales its loss by this number)."""
     max_prompt_length: PositiveInt | None = None
     """verl: max prompt tokens (App. C: 1024)."""

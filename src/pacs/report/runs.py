@@ -61,7 +61,16 @@ RUNS_CSV_COLUMNS = [
     "gpu_hours",
     "commit",
     "fingerprint",
+    # What the run optimised (summary.json's ``objective``, pacs.methods.Objective) and how often
+    # its clip bound (metrics.jsonl's clip_bound, the share of each step's updates).
+    "loss_agg_mode",
+    "loss_scale",
+    "clip_norm",
+    "dual_clip_c",
+    "clip_bound_share",
+    "grad_norm_median",
 ]
+OBJECTIVE_KEYS = ("loss_agg_mode", "loss_scale", "clip_norm", "dual_clip_c")
 
 
 def _read_json(path: Path) -> dict | None:
@@ -157,7 +166,21 @@ def run_record(ctx: ReportContext, model: str, run: str, seed: int) -> dict[str,
         "gpu_hours": wall_h * gpus if wall_h is not None and gpus else None,
         "commit": (summary or {}).get("commit"),
         "fingerprint": _fingerprint(folder, summary),
+        **_objective(summary, m),
     }
+
+
+def _objective(summary: dict | None, metrics: pd.DataFrame) -> dict[str, Any]:
+    """The run's recorded objective (absent keys: None, shown as 'not recorded') and its
+    updates' clip statistics from metrics.jsonl (NaN where the engine logged none)."""
+    recorded = (summary or {}).get("objective") or {}
+    out: dict[str, Any] = {key: recorded.get(key) for key in OBJECTIVE_KEYS}
+    out["recorded"] = bool(recorded)
+    bound = metrics["clip_bound"].dropna() if "clip_bound" in metrics else pd.Series(dtype=float)
+    norms = metrics["grad_norm"].dropna() if "grad_norm" in metrics else pd.Series(dtype=float)
+    out["clip_bound_share"] = float(bound.mean()) if len(bound) else None
+    out["grad_norm_median"] = float(norms.median()) if len(norms) else None
+    return out
 
 
 def base_record(ctx: ReportContext, model: str) -> dict[str, Any]:
@@ -230,6 +253,38 @@ def _display(records: list[dict], engine: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _objective_display(records: list[dict]) -> pd.DataFrame:
+    """What each run optimised: the aggregation, the factor on it, the clip and how often it
+    bound, the dual-clip cap (none for the base model, which is not trained here)."""
+    rows = []
+    for r in records:
+        if r["method"] == "base":
+            continue
+        known = r.get("recorded")
+        rows.append(
+            {
+                "Run": f"{r['label']} ({r['method']})",
+                "loss aggregation": (r["loss_agg_mode"] or "one term per response")
+                if known
+                else "not recorded",
+                "loss scale": f"×{r['loss_scale']}" if known else "not recorded",
+                "clip norm": _clip_text(r["clip_norm"]) if known else "not recorded",
+                "clip bound (share of updates)": _share(r["clip_bound_share"]),
+                "median pre-clip norm": _text(r["grad_norm_median"], 3),
+                "dual-clip c": _text(r["dual_clip_c"], 1) if known else "not recorded",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _clip_text(clip: float | None) -> str:
+    return "none" if clip is None else f"{clip:g}"
+
+
+def _share(share: float | None) -> str:
+    return "–" if share is None or pd.isna(share) else f"{100 * share:.1f} %"
+
+
 def table_runs(ctx: ReportContext) -> TableDoc:
     """Every base model and every run of the matrix (and any other run found under train/)."""
     jobs = list(ctx.matrix.train_jobs)
@@ -267,12 +322,26 @@ def table_runs(ctx: ReportContext) -> TableDoc:
         "table_runs",
         "Runs: what was trained and which step the tables report",
         "One row per base model and training run; '–' = not known.",
-        [Section("", _display(records, ctx.spec.engine))],
+        [
+            Section("", _display(records, ctx.spec.engine)),
+            Section("What each run optimised", _objective_display(records)),
+        ],
         pd.DataFrame(records, columns=RUNS_CSV_COLUMNS),
-        notes,
+        [*notes, OBJECTIVE_NOTE],
         "Every run: method, model, seed, steps done, the step the tables report, wall time, "
         "GPU-hours, commit and config fingerprint",
     )
+
+
+OBJECTIVE_NOTE = (
+    "What each run optimised, as its trainer recorded it (summary.json's objective): loss "
+    "aggregation, verl's name for how token losses become one number ('one term per response': "
+    "PACS, REAL); loss scale, the factor on verl 0.9.1's aggregation (×8: the official GRPO/PPO "
+    "scripts' verl 0.3.1 summed each micro-batch of 8 sequences); clip norm, the max gradient "
+    "norm ('none': the official PACS actor never clips); clip bound, the share of its optimizer "
+    "updates whose pre-clip norm exceeded the clip (metrics.jsonl's clip_bound); dual-clip c, "
+    "the cap of the clipped surrogate for negative advantages (docs/design.md §2.7, §2.9)."
+)
 
 
 def write_runs(ctx: ReportContext, log: OutputLog) -> None:

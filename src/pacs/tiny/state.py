@@ -31,7 +31,7 @@ class Settings:
     temperature: float
     lr: float
     weight_decay: float
-    micro_batch_per_gpu: int | None  # the factor of GRPO/PPO's micro_batch_sum loss scale
+    micro_batch_per_gpu: int  # the factor of GRPO/PPO's micro_batch_sum loss scale
     eval_every: int
     eval_problems: int
     eval_samples: int
