@@ -470,7 +470,7 @@ def write_row(plan: Plan, passk_files: list[Path]) -> str:
         records_frame(records).to_csv(fh, index=False, lineterminator="\n")
     text = "\n".join(
         [
-            f"# {plan.name} on the `{plan.spec.profile}` protocol",
+            _row_heading(plan),
             "",
             _provenance_line(plan) + f"; code: {code_commit() or 'outside git'}.",
             *_mixed_counts(plan, docs),
@@ -482,6 +482,17 @@ def write_row(plan: Plan, passk_files: list[Path]) -> str:
     with atomic_open(plan.out / "row.md") as fh:
         fh.write(text)
     return text
+
+
+def _row_heading(plan: Plan) -> str:
+    """Generations made elsewhere used none of the protocol's generation settings: only its
+    grader and pass@k."""
+    if plan.generations is not None:
+        return (
+            f"# {plan.name}: generations made elsewhere, graded by the "
+            f"`{plan.spec.profile}` protocol's grader"
+        )
+    return f"# {plan.name} on the `{plan.spec.profile}` protocol"
 
 
 def _provenance_line(plan: Plan) -> str:

@@ -89,6 +89,31 @@ def test_a_foreign_file_grades_to_the_hand_computed_numbers(tmp_path, bench, cap
     assert "50.00" in capsys.readouterr().out
 
 
+def _row_md(tmp_path, rows) -> str:
+    gens = write_jsonl(tmp_path / "gens.jsonl", rows)
+    out = tmp_path / "out"
+    argv = ["--generations", str(gens), "--benchmarks", "aime24", "--config", SMOKE]
+    argv += ["--data-root", str(tmp_path / "res"), "--out", str(out), "--name", "theirs"]
+    assert evaluate.main(argv) == 0
+    return (out / "row.md").read_text()
+
+
+def test_an_unrecorded_finish_reason_is_unknown_not_zero(tmp_path, bench):
+    """No finish_reason in the foreign file: the cut share is 'unknown', and the heading says the
+    generations were made elsewhere (none of the protocol's generation settings were used)."""
+    md = _row_md(tmp_path, foreign_rows())
+    assert md.startswith("# theirs: generations made elsewhere, graded by the `smoke` protocol")
+    cut = next(line for line in md.splitlines() if "cut at the token budget" in line)
+    assert "| unknown |" in cut and "0.0" not in cut
+
+
+def test_recorded_finish_reasons_give_the_cut_share(tmp_path, bench):
+    rows = [{**r, "finish_reason": "stop"} for r in foreign_rows()]
+    rows[0]["finish_reason"] = "length"  # 1 of 12 responses cut
+    cut = next(line for line in _row_md(tmp_path, rows).splitlines() if "token budget" in line)
+    assert "| 8.3 |" in cut
+
+
 def _refused(tmp_path, bench, rows, match):
     gens = write_jsonl(tmp_path / "gens.jsonl", rows)
     with pytest.raises(FormatError, match=match):

@@ -4,7 +4,8 @@ own generations"; ``python -m pacs.model_eval --generations FILE --benchmarks B`
 
 One JSON object per line: ``problem_id`` (str, one of the benchmark file's), ``sample_idx`` (int,
 0..n-1 within its problem), ``response`` (str, the text after the prompt); optional
-``finish_reason`` (``stop`` | ``length``; default ``stop``) and ``n_tokens`` (int or null). Other
+``finish_reason`` (``stop`` | ``length`` | ``unknown``; absent: ``unknown``, which the report shows
+as such, never as 0 % cut) and ``n_tokens`` (int or null). Other
 fields are ignored. Refused, naming file, row (line, from 1) and field: a missing or mistyped field,
 a problem id that is not in the benchmark file (or one of another benchmark), a repeated
 (problem_id, sample_idx), a gap in a problem's sample indices, a sample the engine failed on, and
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pacs.evaluation.backends import ANSWER_FINISH_REASONS
+from pacs.evaluation.backends import GRADABLE_FINISH_REASONS, UNKNOWN_FINISH
 from pacs.evaluation.io import FormatError, iter_jsonl, load_benchmark, require
 from pacs.io import write_jsonl
 
@@ -35,11 +36,11 @@ def _check_row(row: dict, path: Path, line: int, known: dict[str, int], bench: P
         )
     if idx < 0:
         raise FormatError(f"{path}:{line}: field 'sample_idx' must be >= 0, got {idx}")
-    reason = row.get("finish_reason", "stop")
-    if reason not in ANSWER_FINISH_REASONS:
+    reason = row.get("finish_reason", UNKNOWN_FINISH)
+    if reason not in GRADABLE_FINISH_REASONS:
         raise FormatError(
             f"{path}:{line}: field 'finish_reason' is {reason!r}: not an answer (one of "
-            f"{ANSWER_FINISH_REASONS} expected; a sample the engine failed on must be generated "
+            f"{GRADABLE_FINISH_REASONS} expected; a sample the engine failed on must be generated "
             "again)"
         )
     n_tokens = (

@@ -56,14 +56,14 @@ def load_samples(
 
 def _check_answer(row: dict, path: str | Path, line: int) -> None:
     """Refuse a sample the engine failed on (vLLM "abort"/"error"/unfinished): it is no answer."""
-    from pacs.evaluation.backends import ANSWER_FINISH_REASONS
+    from pacs.evaluation.backends import GRADABLE_FINISH_REASONS
 
     reason = row.get("finish_reason", "stop")
-    if reason not in ANSWER_FINISH_REASONS:
+    if reason not in GRADABLE_FINISH_REASONS:
         raise FormatError(
             f"{path}:{line}: field 'finish_reason' is {reason!r}: the generation engine failed on "
             f"this sample, so it is not an answer to grade (expected one of "
-            f"{ANSWER_FINISH_REASONS}); generate this file again"
+            f"{GRADABLE_FINISH_REASONS}); generate this file again"
         )
 
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from pacs.evaluation._vote_pairs import most_voted_pairs
+from pacs.evaluation.backends.common import GRADABLE_FINISH_REASONS, UNKNOWN_FINISH
 from pacs.evaluation.io import FormatError, iter_jsonl, require
 from pacs.io import write_csv, write_json
 from pacs.rewards.result import is_correct
@@ -237,10 +238,10 @@ def load_graded(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
             )
         require(row, "extracted", (str, type(None)), path, line)
         require(row, "task", str, path, line)
-        if row.get("finish_reason", "stop") not in ("stop", "length"):
+        if row.get("finish_reason", "stop") not in GRADABLE_FINISH_REASONS:
             raise FormatError(
-                f"{path}:{line}: field 'finish_reason' must be 'stop' or 'length', got "
-                f"{row['finish_reason']!r}"
+                f"{path}:{line}: field 'finish_reason' must be one of "
+                f"{GRADABLE_FINISH_REASONS}, got {row['finish_reason']!r}"
             )
         rows.append(row)
         lines.append(line)
@@ -571,9 +572,13 @@ def compute(
 def truncation(rows: Sequence[dict]) -> dict[str, Any]:
     """How many responses the token budget cut (``finish_reason`` ``length``; a row without the
     field counts as ``stop``, as in docs/formats.md): a model whose answers need more tokens than
-    the budget loses pass@k to the cut, and a reader must see how often."""
+    the budget loses pass@k to the cut, and a reader must see how often. Where any row's reason
+    is ``unknown`` (foreign generations that record none) the share is not known: no
+    ``truncated_share``, and the report says "unknown"."""
     reasons = Counter(r.get("finish_reason", "stop") for r in rows)
     finish = {reason: int(reasons.get(reason, 0)) for reason in ("stop", "length")}
+    if reasons.get(UNKNOWN_FINISH):
+        return {"finish_counts": {**finish, UNKNOWN_FINISH: int(reasons[UNKNOWN_FINISH])}}
     return {"finish_counts": finish, "truncated_share": finish["length"] / len(rows)}
 
 

@@ -39,6 +39,7 @@ ROW_CSV_COLUMNS = [
     "n_samples",
     "n_problems",
     "truncated_pct",
+    "finish_unknown",  # the generations recorded no finish reason: the cut share is unknown
     "paper_model",
     "paper_pct",
     "paper_source",
@@ -92,6 +93,7 @@ def _record(model, label, benchmark, metric, k, value, lo, hi, doc, paper_model,
     if doc is not None:
         rec.update(n_samples=doc["n_min"], n_problems=doc["n_problems"])
         rec.update(truncated_pct=_pct(doc.get("truncated_share")))  # older passk.json: none
+        rec.update(finish_unknown=bool(doc.get("finish_counts", {}).get("unknown")))
     if hit is not None:
         diff = value - hit["value"]
         rec.update(paper_model=paper_model, paper_pct=hit["value"], paper_source=hit["source"])
@@ -177,7 +179,10 @@ def _ours(rec: dict | None, n: bool = False) -> str:
 
 
 def _truncated(rec: dict | None) -> str:
-    """The share of responses with finish_reason "length" ('–': Avg., or not recorded)."""
+    """The share of responses with finish_reason "length" ('–': Avg., or not recorded;
+    'unknown': generations made elsewhere that record no finish reason)."""
+    if rec is not None and rec.get("finish_unknown"):
+        return "unknown"
     if rec is None or rec.get("truncated_pct") is None:
         return "–"
     return f"{rec['truncated_pct']:.1f}"

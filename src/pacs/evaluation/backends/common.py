@@ -16,6 +16,9 @@ BACKENDS = ("hf", "vllm")
 DEFAULT_BATCH = {"hf": 128, "vllm": 16384}  # sequences per chunk (pacs.evaluation.generate)
 # Finish reasons of an ordinary answer: the model stopped, or hit the token budget (truncated).
 ANSWER_FINISH_REASONS = ("stop", "length")
+# A foreign generations file that records no finish reason: an answer, cut or not, nobody knows.
+UNKNOWN_FINISH = "unknown"
+GRADABLE_FINISH_REASONS = (*ANSWER_FINISH_REASONS, UNKNOWN_FINISH)
 
 
 @dataclass(frozen=True)
