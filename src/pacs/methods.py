@@ -363,6 +363,13 @@ class DapoSpec(ClippedSurrogate):
     all-correct nor all-wrong (verl: ``algorithm.filter_groups``)."""
     grad_clip: GradClip = 1.0
     """Max gradient norm: the DAPO recipe's ``grad_clip=1.0``; null: no clipping."""
+    weight_decay: NonNegativeFloat = 0.1
+    """AdamW weight decay: the DAPO recipe's ``optim.weight_decay=0.1`` (the other methods take
+    ``train.weight_decay``, verl's 0.01)."""
+    lr_warmup_steps: NonNegativeInt = 10
+    """Linear learning-rate warm-up over the first K training steps, then constant: the DAPO
+    recipe's ``optim.lr_warmup_steps=10``, as verl's ``get_constant_schedule_with_warmup`` steps
+    it (factor (step − 1) / K at step 1, 2, ...: step 1 updates at learning rate 0)."""
     max_gen_rounds: GenRounds = 3
     """Cap on generation rounds per step (verl recipe's ``max_num_gen_batches``; 3 is ours, for
     a CPU budget): at the cap the batch is topped up with homogeneous groups, which keep its

@@ -384,3 +384,23 @@ def test_tiny_critic_loss_is_normalised_as_verls(loss_profile, compose, tmp_path
     )
     assert critic.loss_scale_factor == settings.objective.sum_norm_divisor == 1024 > T
     torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
+
+
+def test_dapo_warms_up_and_decays_as_its_recipe_in_both_engines(loss_profile, compose, tmp_path):
+    """The DAPO recipe's AdamW weight decay 0.1 and 10-step linear warm-up: verl's constant
+    schedule with warm-up (stepped once per training step) and the tiny engine's factor agree."""
+    from verl.utils.torch_functional import get_constant_schedule_with_warmup
+
+    settings = tt.Settings.from_profile(loss_profile, "dapo")
+    actor = verl_actor(loss_profile, "dapo", compose, tmp_path)
+    assert actor.optim.weight_decay == settings.actor_weight_decay == 0.1
+    assert actor.optim.lr_warmup_steps == settings.method.lr_warmup_steps == 10
+    assert verl_actor(loss_profile, "grpo", compose, tmp_path).optim.weight_decay == 0.01
+    param = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([param], lr=1.0)
+    scheduler = get_constant_schedule_with_warmup(optimizer, actor.optim.lr_warmup_steps)
+    for step in range(1, 16):
+        assert settings.lr_factor(step) == pytest.approx(optimizer.param_groups[0]["lr"])
+        scheduler.step()
+    assert settings.lr_factor(1) == 0.0 and settings.lr_factor(11) == 1.0
+    assert tt.Settings.from_profile(loss_profile, "grpo").lr_factor(1) == 1.0

@@ -47,6 +47,17 @@ class Settings:
         return self.run.method
 
     @property
+    def actor_weight_decay(self) -> float:
+        """The method's own AdamW weight decay where it has one (DAPO's recipe), else train's."""
+        return getattr(self.method, "weight_decay", self.weight_decay)
+
+    def lr_factor(self, step: int) -> float:
+        """The learning rate's factor at training step ``step`` (from 1): verl's constant schedule
+        with a linear warm-up of the method's ``lr_warmup_steps`` (none: 1)."""
+        warmup = getattr(self.method, "lr_warmup_steps", 0)
+        return min(1.0, (step - 1) / warmup) if warmup > 0 else 1.0
+
+    @property
     def objective(self) -> Objective:
         """Aggregation, loss scale and gradient clip of the run's updates (as verl's)."""
         return objective(self.method, self.max_new_tokens, self.micro_batch_per_gpu)

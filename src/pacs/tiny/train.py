@@ -107,6 +107,8 @@ def train_step(
     branch = BRANCHES[settings.method]
     t0 = time.perf_counter()
     branch.start_step(state, settings, step)  # PACS ref: periodic resets the reference here
+    for group in state.optimizer.param_groups:  # DAPO's warm-up (verl's scheduler, per step)
+        group["lr"] = settings.lr * settings.lr_factor(step)
     # 1-2. Rollout and reward: n samples for each of the step's prompts, prompt-major, and their
     # verifier scores (DAPO's dynamic sampling generates more rounds here).
     source = Source(state, settings, tokenizer, rows, prompt_ids, reward_fn)
@@ -438,7 +440,7 @@ def frozen_copy(model: nn.Module) -> nn.Module:
 
 
 def make_optimizer(model: nn.Module, lr: float, settings: Settings) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=settings.weight_decay)
+    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=settings.actor_weight_decay)
 
 
 # ==============================================================================================

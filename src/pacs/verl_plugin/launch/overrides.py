@@ -142,6 +142,7 @@ def _actor(p: Profile, model_key: str, seed: int) -> dict:
         "actor_rollout_ref.model.enable_gradient_checkpointing": v.enable_gradient_checkpointing,
         f"{a}.strategy": v.strategy,
         f"{a}.optim.lr": t.lr,
+        f"{a}.optim.weight_decay": t.weight_decay,
         f"{a}.ppo_mini_batch_size": t.mini_batch_size,
         f"{a}.ppo_micro_batch_size_per_gpu": t.micro_batch_per_gpu,
         f"{a}.use_dynamic_bsz": v.use_dynamic_bsz,
@@ -309,6 +310,8 @@ def _dapo(spec: DapoSpec, p: Profile, model_key: str) -> dict:
     0.9.1 has no cap on generation rounds, it refills until the batch is full) and the ``dapo``
     reward manager's overlong buffer."""
     items = _grpo(spec, p, model_key)  # GRPO's advantage and surrogate, DAPO's clip range
+    items["actor_rollout_ref.actor.optim.weight_decay"] = spec.weight_decay  # the recipe's
+    items["actor_rollout_ref.actor.optim.lr_warmup_steps"] = spec.lr_warmup_steps
     if spec.dynamic_sampling:
         items["algorithm.filter_groups.enable"] = True
         items["algorithm.filter_groups.metric"] = DAPO_FILTER_METRIC
