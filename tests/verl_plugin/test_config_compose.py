@@ -510,7 +510,7 @@ def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path
     from verl.trainer.ppo.v1 import get_trainer_cls
 
     from pacs.verl_plugin.launch.devices import plugin_trainer_mode
-    from pacs.verl_plugin.trainer import PluginTrainerSync, PACSTrainerSync
+    from pacs.verl_plugin.trainer import PACSTrainerSync, PluginTrainerSync
 
     cfg = load_config(PAPER_CONFIGS[0])
     modes = {}

@@ -42,9 +42,9 @@ from pacs.methods import Objective, methods_with, objective
 from pacs.verl_plugin.cluster.slurm import RAY_PORT, RayCluster, read_allocation, verl_env
 from pacs.verl_plugin.launch.devices import (
     DEVICES,
-    plugin_trainer_mode,
     device_env,
     device_overrides,
+    plugin_trainer_mode,
     resolve_device,
 )
 from pacs.verl_plugin.launch.logs import next_attempt_path
