@@ -22,7 +22,7 @@ from pacs import numerics
 from pacs.io import sha256_file
 
 ON_MISMATCH = ("refuse", "restart")
-MAX_LISTED = 12  # differing keys spelled out in a message; the rest are counted
+MAX_LISTED = 24  # differing keys spelled out in a message; the rest are counted
 
 
 class FingerprintMismatch(RuntimeError):

@@ -109,7 +109,7 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
         assert c.trainer.v1.trainer_mode == "label_sync"
     else:
         assert actor.ppo_micro_batch_size_per_gpu == exp["micro"]
-        assert c.trainer.v1.trainer_mode == "sync"
+        assert c.trainer.v1.trainer_mode == "plugin_sync"  # verl's sync trainer, our worker
 
 
 def _check_not_in_paper(c, run_name: str) -> None:
@@ -505,17 +505,16 @@ def test_loss_agg_mode_override_is_refused_for_a_group_loss(tmp_path):
 
 
 def test_cpu_runs_of_verls_sync_trainer_get_the_plugins_worker(compose, tmp_path):
-    """--device cpu: GRPO/PPO/DAPO's ``sync`` becomes ``plugin_sync`` (verl's trainer, our worker);
-    PACS's and REAL's ``label_sync`` is left alone; both modes are registered with verl."""
+    """GRPO/PPO/DAPO run verl's sync trainer as ``plugin_sync`` (our worker), on every device;
+    PACS and REAL run ``label_sync``; both modes are registered with verl."""
     from verl.trainer.ppo.v1 import get_trainer_cls
 
-    from pacs.verl_plugin.launch.devices import plugin_trainer_mode
     from pacs.verl_plugin.trainer import PACSTrainerSync, PluginTrainerSync
 
     cfg = load_config(PAPER_CONFIGS[0])
     modes = {}
     for run in ("dapo", "grpo", "real", "pacs"):
-        c = compose(plugin_trainer_mode(_overrides(cfg, run, "qwen3_4b", tmp_path)))
+        c = compose(_overrides(cfg, run, "qwen3_4b", tmp_path))
         modes[run] = c.trainer.v1.trainer_mode
     assert modes == {
         "dapo": "plugin_sync",
@@ -531,13 +530,12 @@ def test_plugin_sync_runs_verls_roles_on_the_plugins_worker(compose, tmp_path):
     """plugin_sync changes only the worker class: verl's own role set, our worker behind it."""
     from verl.trainer.ppo.utils import Role
 
-    from pacs.verl_plugin.launch.devices import plugin_trainer_mode
     from pacs.verl_plugin.trainer import PluginTrainerSync
     from pacs.verl_plugin.worker import PACSActorRolloutRefWorker
 
     cfg = load_config(PAPER_CONFIGS[0])
     trainer = object.__new__(PluginTrainerSync)
-    trainer.config = compose(plugin_trainer_mode(_overrides(cfg, "dapo", "qwen3_4b", tmp_path)))
+    trainer.config = compose(_overrides(cfg, "dapo", "qwen3_4b", tmp_path))
     trainer._init_resource_pool_mgr()
     assert set(trainer.role_worker_mapping) == {Role.ActorRollout}
     worker = trainer.role_worker_mapping[Role.ActorRollout]

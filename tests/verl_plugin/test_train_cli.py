@@ -92,7 +92,7 @@ def test_dry_run_prints_the_full_verl_command(config_path, run_name, model, caps
     ) + [f"hydra.run.dir={out.resolve() / 'hydra'}"]
     # a loss that reads whole groups (PACS, REAL: MethodTraits) runs under label_sync
     whole = traits(profile.run(run_name).method).needs_whole_groups
-    expected_mode = "label_sync" if whole else "sync"
+    expected_mode = "label_sync" if whole else "plugin_sync"
     assert f"trainer.v1.trainer_mode={expected_mode}" in cmd
     assert f"trainer.default_local_dir={out.resolve() / 'checkpoints'}" in cmd
 

@@ -240,8 +240,7 @@ class PluginTrainerSync(PPOTrainerSync):
     own asks torch for the process group ``cpu:gloo,cpu:gloo`` on the ``cpu`` platform, which torch
     refuses, and reduces each step's gradient norms to one mean, where ours also keeps each
     update's and whether the clip bound. The launcher selects it on every device for the methods
-    that run verl's sync trainer (GRPO, PPO, DAPO; ``pacs.verl_plugin.launch.devices
-    .plugin_trainer_mode``)."""
+    that run verl's sync trainer (GRPO, PPO, DAPO; ``pacs.verl_plugin.launch.overrides``)."""
 
     def __init__(self, config):
         super().__init__(config)

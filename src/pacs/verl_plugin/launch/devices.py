@@ -80,17 +80,9 @@ def device_env(device: str) -> dict[str, str]:
     return {PLATFORM_ENV: "cpu"} if device == "cpu" else {}
 
 
-PLUGIN_SYNC_MODE = "plugin_sync"  # pacs.verl_plugin.trainer.PluginTrainerSync
-
-
-def plugin_trainer_mode(overrides: list[str]) -> list[str]:
-    """``overrides`` with verl's own ``sync`` trainer replaced by the plugin's ``plugin_sync``
-    (verl's trainer with the plugin's worker: its process group opens on the ``cpu`` platform and
-    it logs every update's gradient norm and clip); ``label_sync`` already uses that worker."""
-    return [
-        f"trainer.v1.trainer_mode={PLUGIN_SYNC_MODE}" if o == "trainer.v1.trainer_mode=sync" else o
-        for o in overrides
-    ]
+# verl's sync trainer with the plugin's worker (pacs.verl_plugin.trainer.PluginTrainerSync): GRPO,
+# PPO and DAPO run under it on every device (the launcher's overrides name it).
+PLUGIN_SYNC_MODE = "plugin_sync"
 
 
 def device_overrides(

@@ -31,6 +31,7 @@ from pacs.methods import (
 )
 from pacs.metrics_log import TENSORBOARD_DIR
 from pacs.progress import NO_PROGRESS_BARS_ENV as NO_BARS_ENV
+from pacs.verl_plugin.launch.devices import PLUGIN_SYNC_MODE
 
 PLUGIN_MODULE = "pacs.verl_plugin.register"
 REWARD_FN_PATH = "pkg://pacs.rewards.math"  # verl imports it as a package module (load_module)
@@ -179,7 +180,9 @@ def _trainer(
     v = p.verl
     items = {
         "trainer.use_v1": True,
-        "trainer.v1.trainer_mode": "sync",
+        # verl's sync trainer with the plugin's worker: on a CPU its process group opens, and on
+        # every device it logs each update's pre-clip norm and whether the clip bound.
+        "trainer.v1.trainer_mode": PLUGIN_SYNC_MODE,
         "trainer.total_training_steps": p.models[model_key].steps,
         "trainer.total_epochs": TOTAL_EPOCHS,
         "trainer.project_name": f"pacs-{p.profile}",

@@ -44,7 +44,6 @@ from pacs.verl_plugin.launch.devices import (
     DEVICES,
     device_env,
     device_overrides,
-    plugin_trainer_mode,
     resolve_device,
 )
 from pacs.verl_plugin.launch.logs import next_attempt_path
@@ -399,9 +398,6 @@ def plan(args: argparse.Namespace) -> Launch:
     method_overrides = build_overrides(
         profile, run, model, seed, paths, shape, str(log_path), args.loss_agg_mode
     )
-    # GRPO, PPO, DAPO: verl's sync trainer with the plugin's worker (on CPU its process group
-    # opens; on every device it logs each update's pre-clip norm and whether the clip bound).
-    method_overrides = plugin_trainer_mode(method_overrides)
     overrides = (
         method_overrides
         + device_overrides(
