@@ -143,9 +143,11 @@ import psutil
 while len(psutil.Process().children(recursive=True)) < 2:
     time.sleep(0.05)
 me = psutil.Process()
-open(pids, "w").write(" ".join(str(p.pid) for p in [me, *me.children(recursive=True)]))
 open(pids + ".env", "w").write(os.environ.get("ROCR_VISIBLE_DEVICES", "-"))
 open(pids + ".deadline", "w").write(os.environ.get("RAY_agent_register_timeout_ms", "-"))
+# last, and whole or not at all (written aside, renamed): the test watches for this file
+open(pids + ".tmp", "w").write(" ".join(str(p.pid) for p in [me, *me.children(recursive=True)]))
+os.replace(pids + ".tmp", pids)
 time.sleep(120)
 """
 

@@ -314,11 +314,13 @@ def test_ray_cluster_is_stopped_when_nodes_never_join(tmp_path, spawner):
 
 def test_supervise_stops_verl_and_cluster_on_sigterm(tmp_path, spawner):
     pid_file = tmp_path / "pid"
-    child = [
-        sys.executable,
-        "-c",
-        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
-    ]
+    # The PID appears whole or not at all (written aside, then renamed): the watcher below must
+    # never read a file that exists but is still empty.
+    write_pid = (
+        f"open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid())); "
+        f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})"
+    )
+    child = [sys.executable, "-c", f"import os, time; {write_pid}; time.sleep(60)"]
     cluster = slurm.RayCluster(
         _alloc(),
         tmp_path,
