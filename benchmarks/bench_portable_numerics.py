@@ -1,0 +1,136 @@
+"""What portable numerics (pacs.numerics) change and cost: a 30-step SFT slice of the default tiny
+model under each candidate setting, in its own process, side by side on one machine.
+
+Each variant runs the same slice (the default profile's model built from seed 0 on its synthetic
+data, ``run_sft`` at the profile's batch size and lr, on ``SFT_THREADS`` threads) in a child
+process whose environment holds the variant's variables (they must be there before torch is
+imported). Printed per variant: the ATen kernel set the child used, the sha256 of its weights
+(equal hashes: the same arithmetic path), the last loss, and its CPU seconds (the child's user +
+system time, the median over ``--repeats``; variants interleaved so load hits all alike).
+
+    .venv/bin/python benchmarks/bench_portable_numerics.py --steps 30 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pacs import numerics
+
+REPO = Path(__file__).resolve().parents[1]
+VARIANTS: dict[str, dict[str, str]] = {
+    "native": {},
+    "aten avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
+    "aten default": {"ATEN_CPU_CAPABILITY": "default"},
+    "mkl_cbwr AVX2": {"MKL_CBWR": "AVX2"},
+    "mkl_cbwr COMPATIBLE": {"MKL_CBWR": "COMPATIBLE"},
+    "onednn AVX2": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "portable": dict(numerics.PORTABLE_ENV),
+    "portable but aten default": {**numerics.PORTABLE_ENV, "ATEN_CPU_CAPABILITY": "default"},
+    "portable but mkl COMPATIBLE": {**numerics.PORTABLE_ENV, "MKL_CBWR": "COMPATIBLE"},
+}
+CHILD = """
+import hashlib, json, sys, torch
+from transformers import AutoTokenizer
+from pacs.io import read_jsonl
+from pacs.progress import load_causal_lm
+from pacs.tiny.sft import run_sft
+init, data = sys.argv[1], sys.argv[2]
+steps, bs, lr = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+tok = AutoTokenizer.from_pretrained(init)
+model = load_causal_lm(init, dtype=torch.float32)
+losses = run_sft(model, tok, read_jsonl(data), steps, bs, lr, 0)
+h = hashlib.sha256()
+for k, v in sorted(model.state_dict().items()):
+    h.update(k.encode()); h.update(v.contiguous().numpy().tobytes())
+print(json.dumps({"cap": torch.backends.cpu.get_cpu_capability(), "sha": h.hexdigest(),
+                  "loss": losses[-1]}))
+"""
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def build(tmp: Path) -> tuple[Path, Path]:
+    """The default profile's tiny model (seed 0) and its SFT split, built in ``tmp``."""
+    from pacs.config import load_profile
+    from pacs.data.synthetic.arithmetic import make_splits
+    from pacs.io import write_jsonl
+    from pacs.tiny.build import main as build_main
+
+    syn = load_profile(REPO / "configs" / "default.yaml").data.synthetic
+    splits = make_splits(
+        syn.seed, syn.n_sft, syn.n_train, syn.n_test, syn.min_steps, syn.max_steps, syn.max_operand
+    )
+    write_jsonl(tmp / "sft.jsonl", splits["sft"])
+    build_main(
+        [
+            "--config",
+            str(REPO / "configs/default.yaml"),
+            "--data-dir",
+            str(tmp),
+            "--out",
+            str(tmp / "init"),
+        ]
+    )
+    return tmp / "init", tmp / "sft.jsonl"
+
+
+def run_child(env: dict[str, str], args: list[str]) -> tuple[dict, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    full = {k: v for k, v in os.environ.items() if k not in numerics.PORTABLE_ENV} | env
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, *args], env=full, capture_output=True, text=True, check=True
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(out.stdout.strip().splitlines()[-1]), cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--wait-policy", default="PASSIVE", help="OMP_WAIT_POLICY of every child")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated names")
+    args = parser.parse_args()
+    names = args.variants.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        init, data = build(Path(tmp))
+        child_args = [str(init), str(data), str(args.steps), "64", "3e-3"]
+        results: dict[str, list] = {n: [] for n in names}
+        for _ in range(args.repeats):
+            for name in names:
+                env = {**VARIANTS[name], "OMP_WAIT_POLICY": args.wait_policy}
+                results[name].append(run_child(env, child_args))
+    print(
+        f"CPU: {cpu_model()}; {os.cpu_count()} cores; OMP_WAIT_POLICY={args.wait_policy}; "
+        f"{args.steps} SFT steps, median of {args.repeats}"
+    )
+    base = statistics.median(c for _, c in results[names[0]])
+    print(f"| variant | ATen kernels | weights sha256 | last loss | CPU s | vs {names[0]} |")
+    print("|---|---|---|---:|---:|---:|")
+    for name in names:
+        got, cpu = results[name][0][0], statistics.median(c for _, c in results[name])
+        same = {r["sha"] for r, _ in results[name]}
+        sha = got["sha"][:16] + ("" if len(same) == 1 else " (varies!)")
+        print(
+            f"| {name} | {got['cap']} | {sha} | {got['loss']:.10f} | {cpu:.1f} | {cpu / base:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
