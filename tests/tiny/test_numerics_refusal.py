@@ -114,3 +114,42 @@ def test_a_checkpoint_of_the_other_setting_is_refused_even_with_restart(
     assert f"{out / ckpt_mod.CHECKPOINT_NAME} was made with native numerics" in str(err.value)
     assert "Rerun with PACS_PORTABLE_NUMERICS=0" in str(err.value)
     assert (out / ckpt_mod.CHECKPOINT_NAME).is_file()  # kept, not discarded
+
+
+def _sft_argv(tiny_env, config, out) -> list[str]:
+    return [
+        *("--config", str(config), "--model", "tiny", "--init", str(tiny_env["base"])),
+        *("--data", str(tiny_env["sft"]), "--eval-data", str(tiny_env["test"])),
+        *("--out", str(out), "--threads", "1", "--steps", "1"),
+    ]
+
+
+def test_the_sft_summary_records_the_setting_an_rl_run_then_checks(
+    tiny_env, small_config, tmp_path, native
+):
+    import torch
+
+    from pacs.tiny import sft
+
+    config = _config(tmp_path, small_config)
+    sft.main(_sft_argv(tiny_env, config, tmp_path / "base"))
+    summary = json.loads((tmp_path / "base" / SUMMARY_NAME).read_text())
+    assert summary["numerics"] == {
+        "setting": "native",
+        "aten_kernels": torch.backends.cpu.get_cpu_capability(),
+        "env": dict.fromkeys(numerics.PORTABLE_ENV),
+    }
+    assert ckpt_mod.base_numerics(tmp_path / "base") == numerics.NATIVE
+
+
+def test_sft_refuses_portable_variables_that_did_not_take(
+    tiny_env, small_config, tmp_path, monkeypatch
+):
+    from pacs.tiny import sft
+
+    for key, value in numerics.PORTABLE_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(numerics, "cpu_capability", lambda: "DEFAULT")
+    with pytest.raises(SystemExit, match="portable numerics need ATen's AVX2 kernels"):
+        sft.main(_sft_argv(tiny_env, _config(tmp_path, small_config), tmp_path / "base"))
+    assert not (tmp_path / "base").exists()
