@@ -71,7 +71,13 @@ def test_check_same_names_both_settings_and_the_switch_value_that_continues():
     message = str(err.value)
     assert "the base model b was made with native numerics" in message
     assert "this run has portable numerics (PACS_PORTABLE_NUMERICS=1)" in message
-    assert "Rerun with PACS_PORTABLE_NUMERICS=0" in message
+    assert "Rerun with PACS_PORTABLE_NUMERICS=0 (Snakemake; a direct run: without " in message
+    with pytest.raises(numerics.NumericsMismatch) as err:
+        numerics.check_same("ckpt", "portable", "native")
+    assert (
+        "Rerun with PACS_PORTABLE_NUMERICS=1 (Snakemake; a direct run: export "
+        "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2)" in str(err.value)
+    )
 
 
 CHILD = (

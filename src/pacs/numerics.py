@@ -41,11 +41,17 @@ class NumericsMismatch(RuntimeError):
 
     def __init__(self, where: object, stored: str, current: str):
         self.stored, self.current = stored, current
+        pins = " ".join(f"{k}={v}" for k, v in PORTABLE_ENV.items())
+        how = (
+            f"{SWITCH}=1 (Snakemake; a direct run: export {pins})"
+            if stored == PORTABLE
+            else f"{SWITCH}=0 (Snakemake; a direct run: without {', '.join(PORTABLE_ENV)})"
+        )
         super().__init__(
             f"{where} was made with {stored} numerics, this run has {current} numerics "
             f"({SWITCH}={'1' if current == PORTABLE else '0'}): its arithmetic would mix two "
-            f"CPU paths. Rerun with {SWITCH}={'1' if stored == PORTABLE else '0'} to continue "
-            "it, or remove it to start over with this setting."
+            f"CPU paths. Rerun with {how} to continue it, or remove it to start over with "
+            "this setting."
         )
 
 
