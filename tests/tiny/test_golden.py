@@ -71,7 +71,9 @@ def test_the_portable_slice_gives_the_committed_values():
     want = json.loads(GOLDEN.read_text())
     got = run_slice()
     assert got["numerics"] == "portable"
-    diff = differences(want, got)
+    # the torch build (2.13.0+cpu, or PyPI's 2.13.0 where make setup fell back to it) is named
+    # in the message, not compared: the numbers decide
+    diff = differences({**want, "torch": None}, {**got, "torch": None})
     assert not diff, (
         f"the golden slice differs from {GOLDEN.relative_to(REPO)} on this machine "
         f"(torch {got['torch']}, committed with {want['torch']}): "
