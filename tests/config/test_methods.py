@@ -234,6 +234,8 @@ def test_the_study_chooses_its_subject_and_baselines():
 
     cfg = load_config(ROOT / "configs" / "science.yaml")
     cfg["claims"] = {**cfg["claims"], "subject": "grpo", "baselines": ["pacs"]}
+    for key in ("families", "tost_claims", "tost_margin"):  # PACS-subject claim ids
+        cfg["claims"].pop(key)
     ctx = ReportContext.__new__(ReportContext)  # the run catalogue needs the spec only
     ctx.spec = parse_profile(cfg)
     ctx.runs = ctx._run_catalogue()

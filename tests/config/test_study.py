@@ -5,6 +5,7 @@ refusal."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,12 @@ def problems(cfg: dict) -> str:
 
 def test_the_science_profile_is_the_committed_design():
     p = load_profile(SCIENCE)
-    assert list(p.runs) == ["pacs", "grpo", "pacs_ref_fixed"]
+    assert list(p.runs) == ["pacs", "grpo", "pacs_ref_fixed", "pacs_official"]
+    # the third design's runs keep their settings; the fourth's arm differs from pacs in the clip
+    assert p.runs["pacs"].method.grad_clip == p.runs["grpo"].method.grad_clip == 1.0
+    assert p.runs["grpo"].method.loss_scale == "sequence_mean"
+    official = dataclasses.replace(p.runs["pacs_official"].method, grad_clip=1.0)
+    assert p.runs["pacs_official"].method.grad_clip is None and official == p.runs["pacs"].method
     assert p.runs["pacs"].method.reference.mode == "rollout"
     assert p.runs["pacs_ref_fixed"].method.reference.mode == "fixed"
     assert p.seeds.main == tuple(range(24)) and p.seeds.ablation == tuple(range(4))  # §10.8
@@ -38,8 +44,8 @@ def test_the_science_profile_is_the_committed_design():
     m = p.matrix
     assert m.checkpoint_steps == list(range(16, 129, 16))
     assert m.exact_benchmarks == ["synthetic_hard", "synthetic"]
-    assert len(m.train_jobs) == 2 * 24 + 4
-    assert len(m.exact_jobs) == (1 + 2 * 24 + 4) * 2
+    assert len(m.train_jobs) == 3 * 24 + 4
+    assert len(m.exact_jobs) == (1 + 3 * 24 + 4) * 2
     assert m.exact_jobs[0] == ("tiny", "base", 0, "synthetic_hard")
 
 
@@ -85,3 +91,45 @@ def test_study_needs_the_paths_task():
     cfg["study"] = science()["study"]
     cfg["train"]["eval_every"] = cfg["train"]["save_every"]
     assert "needs engine: tiny and data.synthetic.task: paths" in problems(cfg)
+
+
+def test_the_fourth_designs_families_and_tost_claims_are_declared():
+    claims = load_profile(SCIENCE).claims
+    assert claims.families["primary"] == ("C1-n@pacs_official", "arm-n@pacs_official")
+    assert claims.families["secondary_clipped"] == ("C1", "C2", "C3", "C4", "C4-s")
+    assert claims.tost_margin == 1.4 and "C1-n@pacs_official" in claims.tost_claims
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        ({"families": {"f": ["C9"]}}, r"claims\.families\.f: 'C9' is no claim the report"),
+        ({"families": {"f": ["C2@ppo"]}}, r"claims\.families\.f: 'C2@ppo' is no claim"),
+        (
+            {"families": {"f": ["C2"], "g": ["C3", "C2"]}},
+            r"claims\.families\.g: 'C2' is already in family 'f'",
+        ),
+        ({"tost_claims": ["C1-n"]}, r"claims\.tost_claims: needs claims\.tost_margin"),
+        ({"tost_margin": 1.0}, r"claims\.tost_margin: names no claim"),
+        (
+            {"tost_margin": 1.0, "tost_claims": ["C2"]},
+            r"claims\.tost_claims: 'C2' is not an in-loop held-out pass@1 claim",
+        ),
+        ({"hard_checkpoints": 3}, r"claims\.hard_checkpoints=3: the report cannot compute"),
+    ],
+)
+def test_a_family_or_endpoint_the_report_cannot_compute_fails_at_load(claims, expected):
+    cfg = science()
+    cfg["claims"] = {k: v for k, v in cfg["claims"].items() if k not in ("families", "tost_claims")}
+    cfg["claims"].pop("tost_margin")
+    cfg["claims"].update(claims)
+    with pytest.raises(ConfigError, match=expected):
+        parse_profile(cfg, "configs/x.yaml")
+
+
+def test_an_arms_claims_need_the_arm():
+    """Without the unclipped run its claims are unknown: the design cannot name them."""
+    cfg = science()
+    del cfg["runs"]["pacs_official"]
+    with pytest.raises(ConfigError, match=r"'C1-n@pacs_official' is no claim the report"):
+        parse_profile(cfg, "configs/x.yaml")

@@ -45,7 +45,9 @@ def test_science_config_is_the_designed_matrix():
     samples per problem on the hard split."""
     spec = load_profile(SCIENCE)
     runs = spec.runs
-    assert len(runs) == 3 and len(spec.matrix.train_jobs) == 2 * 24 + 4
+    assert len(runs) == 4 and len(spec.matrix.train_jobs) == 3 * 24 + 4
+    assert runs["pacs_official"].method.grad_clip is None  # the fourth design's arm
+    assert runs["pacs"].method.grad_clip == runs["grpo"].method.grad_clip == 1.0  # the third's
     seeds = {name: spec.seeds_of(run) for name, run in runs.items()}
     assert seeds["pacs"] == seeds["grpo"] == tuple(range(24))  # paired, >= 24 seeds
     assert set(seeds["pacs_ref_fixed"]) <= set(seeds["pacs"]) and len(seeds["pacs_ref_fixed"]) == 4
@@ -71,9 +73,9 @@ def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run(workf
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             counts[parts[0]] = int(parts[1])
-    assert counts["train_tiny"] == 52  # 2 runs x 24 seeds + the fixed reference x 4
-    assert counts["generate"] == counts["paths"] == 53  # every run and seed, plus the base model
-    assert counts["path_exact"] == 106  # (52 runs x seeds + the base) x (hard, normal split)
+    assert counts["train_tiny"] == 76  # 3 runs x 24 seeds + the fixed reference x 4
+    assert counts["generate"] == counts["paths"] == 77  # every run and seed, plus the base model
+    assert counts["path_exact"] == 154  # (76 runs x seeds + the base) x (hard, normal split)
     assert counts["prepare_hard_split"] == 1 and counts["report"] == 1
     assert "prepare-synthetic" in result.stdout and "--task paths" in result.stdout
 

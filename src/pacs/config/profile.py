@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from pacs.config.claims_design import claims_problems
 from pacs.config.matrix import Matrix
 from pacs.config.sections import (
     ClaimsSpec,
@@ -102,6 +103,7 @@ class Profile:
     @model_validator(mode="after")
     def _engine_requirements(self):
         problems = [*_run_problems(self), *_engine_problems(self), *_study_problems(self)]
+        problems += claims_problems(self)  # the declared families and endpoints exist
         if problems:
             raise ValueError("\n".join(problems))
         return self

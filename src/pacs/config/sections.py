@@ -520,6 +520,19 @@ class ClaimsSpec:
     """C1-n (and C3-ref-cost-n): the in-loop held-out pass@1 of each seed averaged over its
     last this-many evaluated checkpoints (1: the last step only; the science profile's next
     study: 3, steps 96, 112 and 128, docs/design.md §10.8)."""
+    families: dict[Name, tuple[Str, ...]] = dataclasses.field(default_factory=dict)
+    """Declared families of claims (claim ids, e.g. ``C2`` or ``C1-n@pacs_official``): Holm's
+    correction adjusts across each family; a claim in none is its own family. Every id must be
+    one the report computes for this profile's runs (checked at load, docs/science.md)."""
+    tost_margin: Annotated[Float, Field(gt=0)] | None = None
+    """The equivalence margin ±Δ (percentage points) of the TOST line of each claim in
+    ``tost_claims`` (in-loop held-out pass@1 claims only); null: no TOST line."""
+    tost_claims: tuple[Str, ...] = ()
+    """The claims (the primary endpoint's) that get a TOST equivalence line at ``tost_margin``."""
+    hard_checkpoints: PositiveInt = 1
+    """C1 (hard-split pass@1) of each seed averaged over its last this-many checkpoints; more than
+    1 needs hard-split evaluations at earlier checkpoints, which no DAG produces yet (a load
+    error names it)."""
 
 
 @spec

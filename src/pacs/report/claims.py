@@ -32,6 +32,14 @@ from pacs.evaluation.passk import pass_at_k
 from pacs.evaluation.paths import DEFAULT_SUBSAMPLE, problem_stats
 from pacs.layout import ANY
 
+from .claims_families import (
+    clip_lines,
+    clip_shares,
+    family_of,
+    tost_lines,
+    tost_margin_of,
+    with_tost,
+)
 from .claims_stats import (  # noqa: F401  (the statistics, re-exported for callers and tests)
     ALPHA,
     BOOTSTRAP,
@@ -60,6 +68,7 @@ SEED_LEVEL = ("entropy", "heldout_pass_at_1")  # one value per seed
 EXACT = {"exact_entropy": "entropy", "exact_gini_simpson": "gini_simpson"}  # path_exact fields
 CLAIMS_COLUMNS = [
     "claim",
+    "family",
     "statement",
     "metric",
     "run_a",
@@ -81,6 +90,10 @@ CLAIMS_COLUMNS = [
     "boot_low",
     "boot_high",
     "boot_p",
+    "wilcoxon_p",
+    "tost_margin",
+    "tost_p",
+    "equivalent",
 ]
 
 
@@ -206,6 +219,41 @@ def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
             ClaimRow(claim, f"{pacs.label} pass@1 above {r.label}", "pass_at_k", pacs.name, r.name)
             for r in ctx.runs_in(ablation)
         ]
+    for arm in ctx.subject_runs()[1:]:  # further arms of the subject (the unclipped PACS)
+        rows += arm_rows(arm, pacs, ctx.baseline_runs(), _large_ks(ctx, k_max), study)
+    return rows
+
+
+def arm_rows(
+    arm: RunInfo, pacs: RunInfo, baselines: list[RunInfo], ks: list[int], study: bool
+) -> list[ClaimRow]:
+    """A further arm's rows: C1-C4 against each baseline as ``<claim>@<arm>``, and against the
+    first subject run ``arm@<arm>`` (hard-split pass@1) and ``arm-n@<arm>`` (in-loop)."""
+    rows = []
+    for b in baselines:
+        rows += [
+            ClaimRow(f"{r.claim}@{arm.name}", r.statement, r.metric, r.run_a, r.run_b, r.k)
+            for r in _baseline_rows(arm, b, ks, study, who=arm.label)
+        ]
+    rows.append(
+        ClaimRow(
+            f"arm@{arm.name}",
+            f"{arm.label} pass@1 vs {pacs.label}",
+            "pass_at_k",
+            arm.name,
+            pacs.name,
+        )
+    )
+    if study:
+        rows.append(
+            ClaimRow(
+                f"arm-n@{arm.name}",
+                f"{arm.label} held-out pass@1 vs {pacs.label}",
+                "heldout_pass_at_1",
+                arm.name,
+                pacs.name,
+            )
+        )
     return rows
 
 
@@ -215,35 +263,38 @@ def _large_ks(ctx: ReportContext, k_max: int) -> list[int]:
     return sorted({k for k in wanted if k <= k_max} | {k_max})
 
 
-def _baseline_rows(pacs: RunInfo, b: RunInfo, ks: list[int], study: bool) -> list[ClaimRow]:
-    """C1-C4 of PACS against one baseline (with a study: C1-n, exact C4 and sampled C4-s)."""
+def _baseline_rows(
+    pacs: RunInfo, b: RunInfo, ks: list[int], study: bool, who: str = "PACS"
+) -> list[ClaimRow]:
+    """C1-C4 of PACS (``who``) against one baseline (with a study: C1-n, exact C4 and sampled
+    C4-s)."""
     a, name = pacs.name, b.name
-    rows = [ClaimRow("C1", f"PACS pass@1 above {b.label}", "pass_at_k", a, name)]
+    rows = [ClaimRow("C1", f"{who} pass@1 above {b.label}", "pass_at_k", a, name)]
     if study:
         rows.append(
-            ClaimRow("C1-n", f"PACS held-out pass@1 above {b.label}", "heldout_pass_at_1", a, name)
+            ClaimRow("C1-n", f"{who} held-out pass@1 above {b.label}", "heldout_pass_at_1", a, name)
         )
-    rows += [ClaimRow("C2", f"PACS pass@{k} above {b.label}", "pass_at_k", a, name, k) for k in ks]
+    rows += [ClaimRow("C2", f"{who} pass@{k} above {b.label}", "pass_at_k", a, name, k) for k in ks]
     rows.append(
-        ClaimRow("C3", f"PACS entropy above {b.label} late in training", "entropy", a, name)
+        ClaimRow("C3", f"{who} entropy above {b.label} late in training", "entropy", a, name)
     )
     if study:
         rows += [
-            ClaimRow("C4", f"PACS exact path entropy above {b.label}", "exact_entropy", a, name),
+            ClaimRow("C4", f"{who} exact path entropy above {b.label}", "exact_entropy", a, name),
             ClaimRow(
-                "C4", f"PACS exact Gini-Simpson above {b.label}", "exact_gini_simpson", a, name
+                "C4", f"{who} exact Gini-Simpson above {b.label}", "exact_gini_simpson", a, name
             ),
         ]
     sampled = "C4-s" if study else "C4"
     return rows + [
         ClaimRow(
             sampled,
-            f"PACS correct responses more path-diverse than {b.label}",
+            f"{who} correct responses more path-diverse than {b.label}",
             "path_diversity",
             a,
             name,
         ),
-        ClaimRow(sampled, f"PACS path entropy above {b.label}", "path_entropy", a, name),
+        ClaimRow(sampled, f"{who} path entropy above {b.label}", "path_entropy", a, name),
     ]
 
 
@@ -309,6 +360,7 @@ def row_head(row: ClaimRow, settings: ClaimsSpec) -> dict:
     """The columns naming a comparison: claim, statement, metric, run_a, run_b."""
     return {
         "claim": row.claim,
+        "family": family_of(row.claim, settings),
         "statement": row.statement,
         "metric": metric_name(row, settings),
         "run_a": row.run_a,
@@ -322,7 +374,8 @@ def compare(row: ClaimRow, m: Matrices | None, settings: ClaimsSpec) -> dict:
     got = None
     if m is not None:
         got = matrix_stats(m[0].to_numpy(), m[1].to_numpy(), settings, row.metric in SEED_LEVEL)
-    return {**row_head(row, settings), **(got or {"seeds": 0, "problems": 0, "verdict": NO_DATA})}
+    head = {**row_head(row, settings), "tost_margin": tost_margin_of(row.claim, settings)}
+    return {**head, **(got or {"seeds": 0, "problems": 0, "verdict": NO_DATA})}
 
 
 def metric_name(row: ClaimRow, settings: ClaimsSpec) -> str:
@@ -382,33 +435,45 @@ def _boot_ci(lo: float, hi: float) -> str:
 def _comparison_row(r) -> str:
     """One row of claims.md's table of every comparison."""
     return (
-        f"| {r.claim} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
+        f"| {r.claim} | {r.family} | {r.statement} | {r.metric} | {r.seeds} | {r.problems} | "
         f"{r.mean_a:.3f} | {r.mean_b:.3f} | {fmt(r.diff)} | "
         f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}] | {r.sd:.3f} | {r.mde:.3f} | "
-        f"{_p(r.p)} | {_p(r.p_holm)} | {r.verdict} | {r.rules_out if r.rules_out else ''} | "
+        f"{_p(r.p)} | {_p(r.wilcoxon_p)} | {_p(r.p_holm)} | {r.verdict} | "
+        f"{r.rules_out if r.rules_out else ''} | "
         f"{_boot_ci(r.boot_low, r.boot_high)} | {_p(r.boot_p)} |"
     )
 
 
-def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str) -> str:
-    """``claims.md``: the per-claim verdicts, then every comparison."""
-    table = table.reindex(columns=CLAIMS_COLUMNS).astype({"interval": object, "rules_out": object})
+CLAIMS_INTRO = (
+    "Each row: A − B paired by seed (A = the run the paper says is better); the seed is "
+    "the unit. 95 % CI: the paired t-interval over seeds (n − 1 df); a per-problem metric "
+    "is averaged over the problems per seed first. MDE: the true difference a two-sided "
+    "paired t-test at α = 0.05 detects with 80 % power (noncentral t, the observed SD of "
+    "the per-seed differences, SD). p: the paired t-test's, two-sided; Wilcoxon p: the "
+    "signed-rank test's on the same per-seed differences, beside it, not for the verdict; "
+    "p (Holm): adjusted across the row's family (declared in the design's claims."
+    "families; a claim in none is its own). Verdict from p (Holm) < 0.05: **holds** "
+    "(A above B), **reversed** (A below B), else **not separable**, with the differences "
+    "its CI still rules out. Beside it, for per-problem metrics: the crossed percentile "
+    "bootstrap over seeds × problems ({n_boot_note}), its interval and p, not used for the "
+    "verdict. pass@k in percentage points."
+)  # claims.md's opening paragraph (format: n_boot_note)
+
+
+def claims_markdown(
+    table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str, shares: pd.DataFrame | None = None
+) -> str:
+    """``claims.md``: the per-claim verdicts, every comparison, the TOST lines and the
+    clip-bound share of each arm (``shares``, :func:`clip_shares`)."""
+    table = table.reindex(columns=CLAIMS_COLUMNS).astype(
+        {"interval": object, "rules_out": object, "family": object}
+    )
     table = table.fillna({"interval": SEED_T, "rules_out": ""})
+    table["family"] = table["family"].where(table["family"].notna(), table["claim"])
     lines = [
         "# Claims of the paper, tested at this scale",
         "",
-        (
-            "Each row: A − B paired by seed (A = the run the paper says is better); the seed is "
-            "the unit. 95 % CI: the paired t-interval over seeds (n − 1 df); a per-problem metric "
-            "is averaged over the problems per seed first. MDE: the true difference a two-sided "
-            "paired t-test at α = 0.05 detects with 80 % power (noncentral t, the observed SD of "
-            "the per-seed differences, SD). p: the paired t-test's, two-sided; p (Holm): adjusted "
-            "within the claim family. Verdict from p (Holm) < 0.05: **holds** (A above B), "
-            "**reversed** (A below B), else **not separable**, with the differences its CI still "
-            "rules out. Beside it, for per-problem metrics: the crossed percentile bootstrap over "
-            f"seeds × problems ({n_boot_note}), its interval and p, not used for the verdict. "
-            "pass@k in percentage points."
-        ),
+        CLAIMS_INTRO.format(n_boot_note=n_boot_note),
         "",
         "## Verdict per claim",
         "",
@@ -423,10 +488,11 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
         "## Every comparison",
         "",
         (
-            "| claim | statement | metric | seeds | problems | A | B | A − B | 95 % CI (t) | SD "
-            "| MDE | p | p (Holm) | verdict | rules out | bootstrap CI | bootstrap p |"
+            "| claim | family | statement | metric | seeds | problems | A | B | A − B "
+            "| 95 % CI (t) | SD | MDE | p | Wilcoxon p | p (Holm) | verdict | rules out "
+            "| bootstrap CI | bootstrap p |"
         ),
-        "|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|:---|:---|:---|---:|",
+        "|:---|:---|:---|:---|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|---:|:---|:---|:---|---:|",
     ]
     lines += [_comparison_row(r) for r in table[table["verdict"] != NO_DATA].itertuples()]
     missing = table[table["verdict"] == NO_DATA]
@@ -436,6 +502,7 @@ def claims_markdown(table: pd.DataFrame, settings: ClaimsSpec, n_boot_note: str)
             "Not computed (no seed with a value in both runs): "
             + "; ".join(f"{r.claim} {r.statement} ({r.metric})" for r in missing.itertuples()),
         ]
+    lines += tost_lines(table) + clip_lines(shares if shares is not None else pd.DataFrame())
     lines += [
         "",
         (
@@ -466,11 +533,12 @@ def build_claims(
     """Every comparison's row (CLAIMS_COLUMNS), from ``claim_matrices`` (computed if not given)."""
     matrices = claim_matrices(ctx, settings) if matrices is None else matrices
     rows = [compare(row, m, settings) for row, m in matrices]
-    return with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS))
+    return with_tost(with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS)))
 
 
 CELLS_COLUMNS = [
-    "row", "claim", "statement", "metric", "run_a", "run_b", "seed", "problem", "value_a", "value_b"
+    "row", "claim", "family", "statement", "metric", "run_a", "run_b", "seed", "problem",
+    "value_a", "value_b",
 ]  # fmt: skip
 
 
@@ -520,9 +588,18 @@ def write_claims(ctx: ReportContext, log: OutputLog, figures: bool = True) -> No
         claims_cells(matrices, settings).to_csv(index=False, lineterminator="\n"),
         "Claims C1-C7: every (comparison, seed, problem) value behind claims.csv (tidy, CSV)",
     )
+    shares = clip_shares(
+        ctx.results.metrics,
+        {r.name: (r.label, r.spec.method.grad_clip) for r in ctx.runs.values() if r.spec},
+    )
+    log.write_text(
+        "tables/claims_clip.csv",
+        shares.to_csv(index=False, lineterminator="\n"),
+        "Claims: the share of each arm's updates whose pre-clip norm exceeded its clip (CSV)",
+    )
     log.write_text(
         "tables/claims.md",
-        claims_markdown(table, settings, f"{settings.bootstrap} resamples"),
+        claims_markdown(table, settings, f"{settings.bootstrap} resamples", shares),
         "Claims C1-C7: verdict per claim and every paired comparison (Markdown)",
     )
     study = write_study_table(ctx, log)  # the checkpoints behind C1-C4 (profiles with study:)

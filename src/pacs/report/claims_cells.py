@@ -21,6 +21,7 @@ import pandas as pd
 from pacs.config import ClaimsSpec
 
 from .claims import CLAIMS_COLUMNS, claims_markdown
+from .claims_families import tost_margin_of, with_tost
 from .claims_stats import NO_DATA, matrix_stats, with_holm_verdicts
 
 HEAD = ["claim", "statement", "metric", "run_a", "run_b"]
@@ -31,7 +32,7 @@ def read_cells(path: Path) -> pd.DataFrame:
     seed as nullable int, values as floats (empty = NaN)."""
     return pd.read_csv(
         path,
-        dtype={"problem": str, "seed": "Int64", **{c: str for c in HEAD}},
+        dtype={"problem": str, "seed": "Int64", "family": str, **{c: str for c in HEAD}},
         keep_default_na=False,
         na_values={"seed": [""], "value_a": [""], "value_b": [""]},
     )
@@ -55,8 +56,13 @@ def cell_matrices(cells: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def recompute_row(cells: pd.DataFrame, settings: ClaimsSpec) -> dict:
-    """One claims-table row (before Holm) from the cells of one comparison."""
+    """One claims-table row (before Holm) from the cells of one comparison: its family as the
+    cells name it (cells written before families existed: the claim itself), its TOST margin
+    from ``settings``."""
     head = cells.iloc[0][HEAD].to_dict()
+    family = str(cells.iloc[0]["family"]) if "family" in cells else ""
+    head["family"] = family or head["claim"]
+    head["tost_margin"] = tost_margin_of(head["claim"], settings)
     m = cell_matrices(cells)
     seed_level = bool((cells["problem"] == "").all())
     got = None if m is None else matrix_stats(m[0], m[1], settings, seed_level)
@@ -67,7 +73,7 @@ def recompute_claims(cells: pd.DataFrame, settings: ClaimsSpec) -> pd.DataFrame:
     """Every row of ``claims.csv`` (CLAIMS_COLUMNS, in the same order) from the cells of
     ``claims_cells.csv`` (:func:`read_cells`) and the profile's ``claims:`` settings."""
     rows = [recompute_row(g, settings) for _, g in cells.groupby("row", sort=True)]
-    return with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS))
+    return with_tost(with_holm_verdicts(pd.DataFrame(rows, columns=CLAIMS_COLUMNS)))
 
 
 def rewrite_tables(tables: Path, settings: ClaimsSpec) -> pd.DataFrame:

@@ -130,6 +130,21 @@ def seed_means(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(count > 0, ma, np.nan), np.where(count > 0, mb, np.nan)
 
 
+TIE_DECIMALS = 10  # per-seed differences are rounded to this many decimals before ranking
+
+
+def signed_rank_p(diff: np.ndarray) -> float:
+    """Beside every paired t: the two-sided Wilcoxon signed-rank p of paired differences (NaN
+    dropped; ``scipy.stats.wilcoxon``'s defaults); NaN when no non-zero difference is left."""
+    from scipy import stats
+
+    d = np.asarray(diff, dtype=np.float64)
+    d = np.round(d[np.isfinite(d)], TIE_DECIMALS)  # equal differences tie despite float noise
+    if np.count_nonzero(d) < 1:
+        return float("nan")
+    return float(stats.wilcoxon(d).pvalue)
+
+
 # ----------------------------------------------------------------------------- the bootstrap
 
 
@@ -194,6 +209,7 @@ def matrix_stats(a: np.ndarray, b: np.ndarray, settings, seed_level: bool) -> di
     ok = np.isfinite(ma)
     problems = 1 if seed_level else int(np.isfinite(a - b).any(axis=0).sum())
     res = seed_t_interval(ma[ok] - mb[ok], SEED_T if seed_level else SEED_MEANS_T, problems)
+
     nan = float("nan")
     boot_low = boot_high = boot_p = nan
     if not seed_level:
@@ -211,6 +227,7 @@ def matrix_stats(a: np.ndarray, b: np.ndarray, settings, seed_level: bool) -> di
         "sd": res.sd,
         "interval": res.method,
         "p": res.p,
+        "wilcoxon_p": signed_rank_p(ma[ok] - mb[ok]),
         "verdict": "pending",  # with_holm_verdicts decides it within the claim family
         "boot_low": boot_low,
         "boot_high": boot_high,
@@ -259,11 +276,15 @@ def rules_out(ci_low: float, ci_high: float) -> str:
 
 
 def with_holm_verdicts(table: pd.DataFrame) -> pd.DataFrame:
-    """Holm-adjusted p within each claim family, the verdict from it, and for every row that
-    is not separable the differences its (t) CI excludes. Rows without data keep NO_DATA."""
+    """Holm-adjusted p within each family (the ``family`` column where it names one, else the
+    claim), the verdict from it, and for every row that is not separable the differences its (t)
+    CI excludes. Rows without data keep NO_DATA."""
     table = table.astype({"rules_out": object, "p_holm": float})
     has = table["verdict"] != NO_DATA
-    for idx in table[has].groupby("claim", sort=False).groups.values():
+    family = table["claim"]
+    if "family" in table:
+        family = table["family"].where(table["family"].notna() & (table["family"] != ""), family)
+    for idx in table[has].groupby(family[has], sort=False).groups.values():
         table.loc[idx, "p_holm"] = holm(table.loc[idx, "p"].astype(float).tolist())
     for i in table.index[has]:
         r = table.loc[i]
