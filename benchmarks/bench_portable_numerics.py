@@ -9,6 +9,8 @@ imported). Printed per variant: the ATen kernel set the child used, the sha256 o
 system time, the median over ``--repeats``; variants interleaved so load hits all alike).
 
     .venv/bin/python benchmarks/bench_portable_numerics.py --steps 30 --repeats 3
+    .venv/bin/python benchmarks/bench_portable_numerics.py --stage rl --steps 3 \\
+        --variants portable,"portable but mkl COMPATIBLE"
 """
 
 from __future__ import annotations
@@ -55,6 +57,33 @@ for k, v in sorted(model.state_dict().items()):
 print(json.dumps({"cap": torch.backends.cpu.get_cpu_capability(), "sha": h.hexdigest(),
                   "loss": losses[-1]}))
 """
+# --stage rl: GRPO steps of the default profile from the same init (threads_per_job: 1 thread;
+# the held-out evaluation at step 0 cut to 8 problems x 2 samples).
+CHILD_RL = """
+import copy, hashlib, json, shutil, sys, tempfile, torch
+from pathlib import Path
+from pacs import numerics
+from pacs.config import load_config, parse_profile
+from pacs.io import read_jsonl
+from pacs.tiny.state import Settings
+from pacs.tiny.train import train
+init, data, steps = sys.argv[1], Path(sys.argv[2]).parent, int(sys.argv[3])
+torch.set_num_threads(1)
+cfg = copy.deepcopy(load_config(sys.argv[6]))
+cfg["train"].update(steps=steps, eval_every=1000, eval_problems=8, eval_samples=2, save_every=1000)
+settings = Settings.from_profile(parse_profile(cfg), "grpo")
+rows = read_jsonl(data / "train.jsonl"), read_jsonl(data / "test.jsonl")
+with tempfile.TemporaryDirectory() as tmp:
+    # the built init as a base of this child's setting (an RL run refuses a base of another)
+    base = shutil.copytree(init, Path(tmp) / "base")
+    (base / "sft_summary.json").write_text(json.dumps({"numerics": numerics.describe()}))
+    state = train(settings, 0, base, *rows, Path(tmp) / "run", backends=())
+h = hashlib.sha256()
+for k, v in sorted(state.policy.state_dict().items()):
+    h.update(k.encode()); h.update(v.contiguous().numpy().tobytes())
+print(json.dumps({"cap": torch.backends.cpu.get_cpu_capability(), "sha": h.hexdigest(),
+                  "loss": state.history[-1]["loss"]}))
+"""
 
 
 def cpu_model() -> str:
@@ -75,7 +104,8 @@ def build(tmp: Path) -> tuple[Path, Path]:
     splits = make_splits(
         syn.seed, syn.n_sft, syn.n_train, syn.n_test, syn.min_steps, syn.max_steps, syn.max_operand
     )
-    write_jsonl(tmp / "sft.jsonl", splits["sft"])
+    for name, rows in splits.items():
+        write_jsonl(tmp / f"{name}.jsonl", rows)
     build_main(
         [
             "--config",
@@ -89,12 +119,14 @@ def build(tmp: Path) -> tuple[Path, Path]:
     return tmp / "init", tmp / "sft.jsonl"
 
 
-def run_child(env: dict[str, str], args: list[str]) -> tuple[dict, float]:
+def run_child(env: dict[str, str], args: list[str], script: str = CHILD) -> tuple[dict, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     full = {k: v for k, v in os.environ.items() if k not in numerics.PORTABLE_ENV} | env
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, *args], env=full, capture_output=True, text=True, check=True
+        [sys.executable, "-c", script, *args], env=full, capture_output=True, text=True, check=False
     )
+    if out.returncode:
+        raise SystemExit(f"a child failed ({env}):\n{out.stderr[-3000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return json.loads(out.stdout.strip().splitlines()[-1]), cpu
@@ -106,19 +138,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wait-policy", default="PASSIVE", help="OMP_WAIT_POLICY of every child")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated names")
+    parser.add_argument("--stage", choices=("sft", "rl"), default="sft", help="SFT or GRPO steps")
     args = parser.parse_args()
     names = args.variants.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         init, data = build(Path(tmp))
-        child_args = [str(init), str(data), str(args.steps), "64", "3e-3"]
+        config = str(REPO / "configs" / "default.yaml")
+        child_args = [str(init), str(data), str(args.steps), "64", "3e-3", config]
+        script = CHILD if args.stage == "sft" else CHILD_RL
         results: dict[str, list] = {n: [] for n in names}
         for _ in range(args.repeats):
             for name in names:
                 env = {**VARIANTS[name], "OMP_WAIT_POLICY": args.wait_policy}
-                results[name].append(run_child(env, child_args))
+                results[name].append(run_child(env, child_args, script))
     print(
         f"CPU: {cpu_model()}; {os.cpu_count()} cores; OMP_WAIT_POLICY={args.wait_policy}; "
-        f"{args.steps} SFT steps, median of {args.repeats}"
+        f"{args.steps} {args.stage.upper()} steps, median of {args.repeats}"
     )
     base = statistics.median(c for _, c in results[names[0]])
     print(f"| variant | ATen kernels | weights sha256 | last loss | CPU s | vs {names[0]} |")
