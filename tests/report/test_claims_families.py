@@ -78,7 +78,9 @@ def test_clip_share_hand_computed():
     assert got["share"] == pytest.approx(0.625) and got["source"].startswith("clip_bound per step")
     got = clip_share(pd.DataFrame({"grad_norm": [0.5, 2.0, 0.7]}), 1.0)
     assert got["share"] == pytest.approx(1 / 3) and got["source"].startswith("step-mean")
-    assert clip_share(steps, None)["source"] == "no clip"
+    unclipped = clip_share(steps, None)
+    assert unclipped["source"] == "no clip" and unclipped["share"] == 0.0
+    assert unclipped["median_norm"] == 1.0  # the step means 3.0, 0.9, 1.0
 
 
 def test_every_claim_the_report_gives_is_in_the_catalogue_the_config_checks():

@@ -93,9 +93,15 @@ def _mini_batch_columns(metrics: pd.DataFrame, stem: str) -> list[str]:
 
 def clip_share(run_metrics: pd.DataFrame, clip: float | None) -> dict:
     """The clip-bound share of one run's updates (CLIP_COLUMNS' updates … source)."""
-    if clip is None:
-        return {"counted": 0, "bound": 0, "share": 0.0, "median_norm": np.nan, "source": "no clip"}
     norms_mb = _mini_batch_columns(run_metrics, "grad_norm")
+    norms = run_metrics[norms_mb].to_numpy(dtype=np.float64).ravel() if norms_mb else None
+    if norms is None and "grad_norm" in run_metrics:
+        norms = run_metrics["grad_norm"].to_numpy(dtype=np.float64)
+    median = (
+        float(np.nanmedian(norms)) if norms is not None and np.isfinite(norms).any() else np.nan
+    )
+    if clip is None:  # nothing to bound; its norms still say what a clip would have done
+        return {"counted": 0, "bound": 0, "share": 0.0, "median_norm": median, "source": "no clip"}
     bound_mb = _mini_batch_columns(run_metrics, "clip_bound")
     if bound_mb or norms_mb:
         cols = bound_mb or norms_mb
@@ -109,12 +115,6 @@ def clip_share(run_metrics: pd.DataFrame, clip: float | None) -> dict:
     else:
         values = run_metrics.get("grad_norm", pd.Series(dtype=float)).dropna().to_numpy()
         hits, source = values > clip, "step-mean norm (not per update)"
-    norms = run_metrics[norms_mb].to_numpy(dtype=np.float64).ravel() if norms_mb else None
-    if norms is None and "grad_norm" in run_metrics:
-        norms = run_metrics["grad_norm"].to_numpy(dtype=np.float64)
-    median = (
-        float(np.nanmedian(norms)) if norms is not None and np.isfinite(norms).any() else np.nan
-    )
     n = len(values)
     return {
         "counted": n,
