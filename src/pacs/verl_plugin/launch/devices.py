@@ -75,9 +75,17 @@ def resolve_device(device: str, env=None) -> str:
     return "cpu"
 
 
+# A CPU run's local Ray (verl's ray.init in the driver; its raylet reads RAY_<key> from the
+# environment it inherits) starts no workers ahead of demand: Ray otherwise prestarts Python
+# workers when the driver connects (one per core) and for a backlog, and verl's actors start
+# their own. With the dashboard off (device_overrides), a 2-step verl launch on 2 cores took
+# 87 CPU-s instead of 107 (docs/testing.md).
+LOCAL_RAY_ENV = {"RAY_prestart_worker_first_driver": "0", "RAY_enable_worker_prestart": "0"}
+
+
 def device_env(device: str) -> dict[str, str]:
     """Environment for the verl driver (the Ray workers get it through ``device_overrides``)."""
-    return {PLATFORM_ENV: "cpu"} if device == "cpu" else {}
+    return {PLATFORM_ENV: "cpu", **LOCAL_RAY_ENV} if device == "cpu" else {}
 
 
 # verl's sync trainer with the plugin's worker (pacs.verl_plugin.trainer.PluginTrainerSync): GRPO,
@@ -102,6 +110,8 @@ def device_overrides(
         "ray_kwargs.ray_init.num_cpus": CPU_RAY_SLOTS_BASE + 3 * n_ranks,
         # verl's pool check counts Ray GPUs only: one logical slot per rank (no device behind it)
         "+ray_kwargs.ray_init.num_gpus": n_ranks,
+        # nothing reads Ray's dashboard (ten processes, about 4 CPU-s a start on 2 cores)
+        "+ray_kwargs.ray_init.include_dashboard": "false",
     }
     items = {
         "trainer.device": "cpu",
