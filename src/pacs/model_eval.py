@@ -1,9 +1,12 @@
 """Any causal LM on a profile's evaluation protocol, or generations made elsewhere: ``make eval``.
 
-``python -m pacs.model_eval --model <hub id or folder> [--config configs/paper.yaml]
+``python -m pacs.model_eval --model <hub id or folder> [--config PROFILE]
 [--benchmarks math500,aime24] [--n N] [--temperature T] [--top-p P] [--max-new-tokens M] [--seed S]
 [--limit K] [--backend hf|vllm] [--[no-]enable-thinking] [--system-prompt TEXT] [--chat-template
-FILE] [--name NAME] [--out DIR] [--paper-model NAME]``
+FILE] [--name NAME] [--out DIR] [--paper-model NAME]``. Without ``--config``
+(:func:`pacs.evaluation.model_source.default_config`): a folder inside a profile's results
+(``results/<profile>/...``) is evaluated on that profile's protocol (its config snapshot),
+any other model on ``configs/paper.yaml``; a hub id must be cached or reachable (:func:`check_hub`).
 
 ``python -m pacs.model_eval --generations FILE.jsonl --benchmarks aime24 --name NAME``
 grades generations made elsewhere (schema: docs/formats.md, "Bring your own generations"; checked
@@ -53,6 +56,14 @@ from pacs import layout
 from pacs.config import ConfigError, Profile, load_profile
 from pacs.evaluation.backends.vllm import EngineDied
 from pacs.evaluation.io import FormatError
+from pacs.evaluation.model_source import (
+    EvalError,
+    check_hub,
+    check_model,
+    default_config,
+    model_files,
+    model_name,
+)
 from pacs.evaluation.protocol import generate_cli_args
 from pacs.evaluation.reuse import (
     RECORD,
@@ -66,15 +77,6 @@ from pacs.io import write_json
 from pacs.progress import ConsoleBar
 
 log = logging.getLogger(__name__)
-
-DEFAULT_CONFIG = Path("configs/paper.yaml")
-HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-MODEL_FILES = ("config.json",)  # what makes a folder a model (save_pretrained writes it)
-
-
-class EvalError(ValueError):
-    """Bad input to ``make eval``; the message names the argument, file, row or field."""
-
 
 # ----------------------------------------------------------------------------- the inputs
 
@@ -96,33 +98,6 @@ def check_benchmarks(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def check_model(model: str) -> str:
-    """A local model folder (it holds config.json) or a hub id (``owner/name``)."""
-    path = Path(model)
-    if path.exists():
-        if not path.is_dir():
-            raise EvalError(f"--model {model}: a file, not a model folder")
-        missing = [f for f in MODEL_FILES if not (path / f).is_file()]
-        if missing:
-            raise EvalError(
-                f"--model {model}: this folder is not a model: it has no {', '.join(missing)} "
-                "(a folder written by save_pretrained has one)"
-            )
-        return str(path)
-    if not HUB_ID.match(model):
-        raise EvalError(
-            f"--model {model}: neither an existing folder nor a hub id of the form owner/name"
-        )
-    return model
-
-
-def model_name(model: str) -> str:
-    """A folder-safe name for a model: a hub id's ``owner__name``, a folder's own name."""
-    path = Path(model)
-    name = path.resolve().name if path.exists() else model.replace("/", "__")
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-
-
 # A row's folder name: it becomes a path under results/<profile>/model_eval/.
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -135,19 +110,6 @@ def check_name(name: str, what: str) -> str:
             "with a letter or digit, at most 128 characters; no path separator, not . or ..)"
         )
     return name
-
-
-def model_files(model: str) -> dict[str, list[int]] | None:
-    """A local model folder's files (config, tokenizer, weights) as ``name: [size, mtime_ns]``;
-    None for a hub id. Recorded in protocol.json, so changed weights are never reused."""
-    path = Path(model)
-    if not path.is_dir():
-        return None
-    return {
-        f.name: [f.stat().st_size, f.stat().st_mtime_ns]
-        for f in sorted(path.iterdir())
-        if f.is_file()
-    }
 
 
 def released_entry(spec: Profile, model: str):
@@ -233,8 +195,8 @@ def prompt_format(
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Check every input and decide the settings, before any model is loaded."""
-    spec = _load_spec(args.config)
     model = check_model(args.model) if args.model else f"generations:{args.generations}"
+    spec = _load_spec(args.config or default_config(args.model))
     entry = released_entry(spec, args.model) if args.model else None
     benchmarks = check_benchmarks(args.benchmarks or list(spec.data.benchmarks))
     thinking, prompt_args = prompt_format(args, entry, spec.prompt.system_prompt)
@@ -528,7 +490,7 @@ def argv_from_env(env: dict[str, str]) -> list[str]:
         argv = ["--generations", env["GENERATIONS"]]
     else:
         raise EvalError("make eval: give MODEL=<hub id or folder> (or GENERATIONS=<file>)")
-    argv += ["--config", env.get("EVAL_CONFIG") or str(DEFAULT_CONFIG)]
+    argv += ["--config", env["EVAL_CONFIG"]] if env.get("EVAL_CONFIG") else []
     try:
         return argv + shlex.split(env.get("EVAL_ARGS", ""))
     except ValueError as err:
@@ -546,7 +508,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     what.add_argument(
         "--generations", type=Path, help="a JSONL of generations made elsewhere (docs/formats.md)"
     )
-    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the profile (protocol)")
+    p.add_argument("--config", type=Path, default=None, help="the profile (protocol); default: "
+                   "a results/<profile>/ folder's own, else configs/paper.yaml")  # fmt: skip
     p.add_argument(
         "--benchmarks",
         type=lambda s: [b for b in s.split(",") if b],
@@ -590,6 +553,8 @@ def _protocol_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> str:
     plan = make_plan(args)
+    if args.model and not Path(plan.model).is_dir():
+        check_hub(plan.model)
     if args.model:
         check_chat_template(plan)
     if plan.generations is not None and plan.inputs is None:

@@ -177,8 +177,6 @@ def test_the_environment_gives_the_arguments():
     assert evaluate.argv_from_env(env) == [
         "--model",
         'x"; touch y',
-        "--config",
-        str(evaluate.DEFAULT_CONFIG),
         "--benchmarks",
         "aime24",
         "--system-prompt",
@@ -188,3 +186,8 @@ def test_the_environment_gives_the_arguments():
         evaluate.argv_from_env({"GENERATIONS": "g.jsonl", "EVAL_ARGS": "--name 'open"})
     with pytest.raises(evaluate.EvalError, match="give MODEL"):
         evaluate.argv_from_env({})
+    # EVAL_CONFIG unset: no --config, so the model's own profile or the paper's is chosen
+    assert evaluate.argv_from_env({"MODEL": "m", "EVAL_CONFIG": "c.yaml"})[2:] == [
+        "--config",
+        "c.yaml",
+    ]
