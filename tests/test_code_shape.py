@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -83,3 +84,47 @@ def test_the_walk_finds_long_functions_and_methods(tmp_path):
     )
     assert long_functions(tmp_path) == ["m.py:5 long (61 lines)", "m.py:70 method (61 lines)"]
     assert long_functions(tmp_path, limit=61) == []
+
+
+# Top-level names used by no code but their definition, each with the reason it stays.
+UNUSED_NAMES_ALLOWED = {
+    "compute_policy_loss_real": "registered with verl by its decorator; verl calls it by name",
+}
+
+
+def unused_top_level_names(root: Path) -> list[str]:
+    """``path:line name`` of each top-level function, class or constant of ``src`` that no file
+    of the repository names but its own definition (``main`` and dunders aside)."""
+    code = [root / "Snakefile", *root.glob("workflow/**/*.smk"), *root.glob("notebooks/*.ipynb")]
+    for folder in ("src", "tests", "benchmarks", "tools"):
+        code += [p for p in (root / folder).rglob("*") if p.suffix in (".py", ".sh")]
+    words: dict[str, int] = {}
+    for path in code:
+        if path.is_file() and path.name != Path(__file__).name:  # not this list of names
+            for word in re.findall(r"\w+", path.read_text(errors="replace")):
+                words[word] = words.get(word, 0) + 1
+    found = []
+    for path in sorted((root / "src").rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+            else:
+                continue
+            for name in names:
+                if name != "main" and not name.startswith("__") and words.get(name, 0) <= 1:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    return found
+
+
+def test_no_top_level_name_is_dead(tmp_path):
+    root = SRC.parent
+    unused = [u for u in unused_top_level_names(root) if u.split()[-1] not in UNUSED_NAMES_ALLOWED]
+    assert unused == []
+    assert all(any(u.endswith(" " + n) for u in unused_top_level_names(root)) for n in
+               UNUSED_NAMES_ALLOWED)  # fmt: skip
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("LIVE = 1\nDEAD = 2\n\n\ndef f():\n    return LIVE\n")
+    assert unused_top_level_names(tmp_path) == ["src/m.py:2 DEAD", "src/m.py:5 f"]

@@ -21,11 +21,13 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # it or above it (docs/design.md §3).
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"pacs", "io", "layout", "loss_modes", "numerics", "progress"}),
-    ("math, methods, rewards", {"core_algos", "methods", "rewards", "fingerprint", "fetch"}),
+    (
+        "math, methods, rewards",
+        {"core_algos", "causal_lm", "methods", "rewards", "fingerprint", "fetch"},
+    ),
     ("config and data", {"config", "data"}),
     ("metric names", {"metrics_log"}),
-    ("the CPU engine", {"tiny"}),
-    ("evaluation stages", {"evaluation"}),
+    ("the CPU engine and the evaluation stages", {"tiny", "evaluation"}),
     ("report and the verl engine", {"report", "verl_plugin"}),
     ("drivers", {"model_eval", "explore", "preflight", "slurm_profile"}),
     ("plans over the drivers", {"budget"}),
@@ -156,3 +158,28 @@ def test_a_circle_is_found_even_through_a_lazy_import(tmp_path):
 def test_relative_imports_resolve_from_their_package(level, package, expected):
     tree = ast.parse(f"from {'.' * level}m import f\n")
     assert expected in imported_names(tree, package)
+
+
+def private_imports(src: Path) -> list[str]:
+    """``module: name`` of every private name (``_x``) of a pacs module imported from outside
+    the package that holds it: a private name is its package's own business."""
+    found = []
+    for module, path in sorted(module_names(src).items()):
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for name in imported_names(ast.parse(path.read_text()), package):
+            parts = name.split(".")
+            private = [
+                i for i, p in enumerate(parts) if p.startswith("_") and not p.startswith("__")
+            ]
+            owner = ".".join(parts[: private[0]]) if private else None
+            if parts[0] == "pacs" and owner is not None and owner != package:
+                found.append(f"{module}: {name}")
+    return found
+
+
+def test_no_module_imports_another_packages_private_names(tmp_path):
+    assert private_imports(SRC) == []
+    (tmp_path / "pacs" / "a").mkdir(parents=True)
+    (tmp_path / "pacs" / "a" / "x.py").write_text("from pacs.a import _ok\nfrom . import _fine\n")
+    (tmp_path / "pacs" / "b.py").write_text("from pacs.a.x import _helper\nimport pacs.a._mod\n")
+    assert sorted(private_imports(tmp_path)) == ["pacs.b: pacs.a._mod", "pacs.b: pacs.a.x._helper"]

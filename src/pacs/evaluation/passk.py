@@ -315,8 +315,9 @@ def math_verifier(pairs: list[tuple[str, str]]) -> list[bool]:
 
     A vote key is a model's answer, not a checked gold: a key the grader refuses as a gold (for
     example unbalanced braces, ``+7=3}``) is equal to no other key."""
-    from pacs.rewards import _mathverify  # noqa: F401 - lazy: heavy; loaded before any timing
-    from pacs.rewards.math import grade_many, normalize_gold
+    from pacs.rewards.math import grade_many, load_math_verify, normalize_gold
+
+    load_math_verify()  # lazy: heavy; loaded before any timing
 
     usable = [i for i, (a, _) in enumerate(pairs) if _usable_as_gold(a, normalize_gold)]
     equal = [False] * len(pairs)

@@ -114,7 +114,7 @@ def text_logprobs(
     warpers of generation (-inf for a token outside the nucleus)."""
     import torch
 
-    from pacs.tiny.common import forward_logits, left_pad, logits_warpers
+    from pacs.causal_lm import forward_logits, left_pad, logits_warpers
 
     if len(prompt_ids) != len(texts):
         raise ValueError(f"text_logprobs: {len(prompt_ids)} prompts but {len(texts)} texts")

@@ -349,7 +349,7 @@ def load_pca(paths: list[Path], root: Path) -> pd.DataFrame:
 # ---------------------------------------------------------------------------- training logs
 
 
-def _run_parts(path: Path, root: Path) -> tuple[str, str, int]:
+def run_parts(path: Path, root: Path) -> tuple[str, str, int]:
     rel = path.relative_to(root).parts  # train/<model>/<run>/seed<k>/<file>
     return rel[1], rel[2], seed_of(rel[3], path)
 
@@ -358,7 +358,7 @@ def load_metrics(paths: list[Path], root: Path) -> pd.DataFrame:
     """One row per training step of every run; known numeric fields, NaN where absent/null."""
     rows: list[dict[str, Any]] = []
     for path in paths:
-        model, run, seed = _run_parts(path, root)
+        model, run, seed = run_parts(path, root)
         for line, row in iter_jsonl(path, allow_truncated_tail=True):
             where = f"{path}:{line}"
             out = {
@@ -378,7 +378,7 @@ def load_eval_curves(paths: list[Path], root: Path) -> pd.DataFrame:
     """Held-out pass@1 (fraction) against training step, for every run and seed."""
     rows: list[dict[str, Any]] = []
     for path in paths:
-        model, run, seed = _run_parts(path, root)
+        model, run, seed = run_parts(path, root)
         for line, row in iter_jsonl(path, allow_truncated_tail=True):
             where = f"{path}:{line}"
             bench = need(row, "benchmark", "str", where) if "benchmark" in row else HELD_OUT

@@ -36,7 +36,7 @@ from pacs import layout
 from pacs.io import atomic_dir, iter_jsonl
 from pacs.layout import ANY
 
-from .loaders import GLOBS, Results, _run_parts, load_results, need, read_json, seed_of
+from .loaders import GLOBS, Results, load_results, need, read_json, run_parts, seed_of
 from .outputs import OutputLog
 
 FLOAT = "%.17g"
@@ -65,7 +65,7 @@ def metrics_frame(root: Path) -> pd.DataFrame:
     included (the report's own metrics table keeps only the fields it plots)."""
     rows = []
     for path in sorted(root.glob(GLOBS["metrics"])):  # the report loader's own pattern
-        model, run, seed = _run_parts(path, root)
+        model, run, seed = run_parts(path, root)
         for _, row in iter_jsonl(path, allow_truncated_tail=True):
             rows.append({"model": model, "run": run, "seed": seed, **row})
     return pd.DataFrame(rows)

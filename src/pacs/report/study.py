@@ -33,7 +33,6 @@ from .outputs import OutputLog
 
 EXACT_METRICS = ("entropy", "gini_simpson", "mass")
 EXACT_COLUMNS = ["model", "run", "seed", "benchmark", "step", "problem", *EXACT_METRICS]
-CHECKPOINT_COLUMNS = ["run", "seed", "step", "pass_at_1", "token_entropy"]
 
 
 def load_path_exact(root: str | Path) -> pd.DataFrame:

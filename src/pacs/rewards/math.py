@@ -58,7 +58,6 @@ MAX_RESPONSE_CHARS = 1_000_000
 # math-verify (status "timeout"): its parse could not finish within any sensible deadline.
 MAX_ANSWER_CHARS = 10_000
 
-_BOX_COMMANDS = ("\\boxed", "\\fbox")
 # The command, not followed by a letter ("\\fboxsep" is another command): (?![^\W\d_]) = no letter.
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![^\W\d_])")
 _UNBRACED = re.compile(r"[^\s$]+")
@@ -480,6 +479,12 @@ def _run_jobs(jobs: list, workers: int, timeout: float) -> list[GradeResult]:
     unique = list(dict.fromkeys(jobs))
     verdicts = dict(zip(unique, _run_unique_jobs(unique, workers, timeout)))
     return [verdicts[job] for job in jobs]
+
+
+def load_math_verify() -> None:
+    """Import math-verify now (it is heavy), so that a timed region that grades does not pay for
+    its import."""
+    from pacs.rewards import _mathverify  # noqa: F401
 
 
 def _run_unique_jobs(jobs: list, workers: int, timeout: float) -> list[GradeResult]:

@@ -1,7 +1,8 @@
 """Pieces shared by the SFT warm-up and the RL loop: prompts, sampling, log-probs, pass@1.
 
 Every forward pass derives position ids from the attention mask exactly as HF ``generate`` does
-(:func:`position_ids`), so a left-padded sequence is scored with the same positions it was sampled
+(:func:`pacs.causal_lm.position_ids`, re-exported here with ``left_pad``, ``forward_logits`` and
+``logits_warpers``), so a left-padded sequence is scored with the same positions it was sampled
 with, whatever its padding. Sampling (:func:`sample`) is our own loop that draws the very tokens
 ``generate`` draws for a seed, in less time (the note above :data:`GQA_SDPA`).
 """
@@ -15,13 +16,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from transformers import AttentionInterface, DynamicCache
-from transformers.generation.logits_process import (
-    LogitsProcessorList,
-    TemperatureLogitsWarper,
-    TopPLogitsWarper,
-)
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from pacs.causal_lm import forward_logits, left_pad, logits_warpers, position_ids
 from pacs.core_algos import entropy_from_logits
 from pacs.rewards.math import grade_many
 
@@ -33,38 +30,6 @@ def encode_prompts(tokenizer, rows: Sequence[dict]) -> list[list[int]]:
         for r in rows
     ]
     return tokenizer(texts, add_special_tokens=False)["input_ids"]
-
-
-def left_pad(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Left-pad id lists into ``(input_ids [B, L], attention_mask [B, L])``."""
-    length = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), length), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(seqs), length), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        if len(s):
-            ids[i, length - len(s) :] = torch.tensor(s, dtype=torch.long)
-            mask[i, length - len(s) :] = 1
-    return ids, mask
-
-
-def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Positions counted over attended tokens only (HF ``generate``'s rule)."""
-    pos = attention_mask.long().cumsum(-1) - 1
-    return pos.masked_fill(attention_mask == 0, 0)
-
-
-def forward_logits(
-    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int = 0
-) -> torch.Tensor:
-    """Logits [B, L, V] (or of the last ``keep`` positions when ``keep`` > 0)."""
-    out = model(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        position_ids=position_ids(attention_mask),
-        use_cache=False,
-        logits_to_keep=keep,
-    )
-    return out.logits
 
 
 def response_logprobs(
@@ -159,18 +124,6 @@ def grouped_kv_attention(model):
         yield
     finally:
         model.config._attn_implementation = previous
-
-
-def logits_warpers(temperature: float, top_p: float) -> LogitsProcessorList:
-    """The warpers ``generate`` builds for ``do_sample=True, top_k=0``: temperature, then top-p."""
-    if temperature <= 0:
-        raise ValueError(f"sampling needs temperature > 0, got {temperature}")
-    warpers = LogitsProcessorList()
-    if temperature != 1.0:
-        warpers.append(TemperatureLogitsWarper(temperature))
-    if top_p < 1.0:
-        warpers.append(TopPLogitsWarper(top_p))
-    return warpers
 
 
 def prefill(model, prompt_ids: Sequence[Sequence[int]], n: int, pad_id: int):
