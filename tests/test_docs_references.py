@@ -85,6 +85,9 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z][\w-]*)")
 SHORT = re.compile(r"^\+?[A-Za-z_]\w*(?:\.(?:[A-Za-z_]\w*|<\w+>))+(?:\(.*\))?$")
 CLASS = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 CONSTANT = re.compile(r"^_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# Slash-separated spans that are folders or prose, not logged keys.
+NOT_METRIC = (*PATH_ROOTS, "results/", "figures/", "tables/", "and/", "name/")
+METRIC_KEY = re.compile(r"^[a-z_]+(?:/[\w<>{},]+)+$")
 SNAKE = re.compile(r"^_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")  # 5 characters or more (not x_1)
 LINK = re.compile(r"\]\(([^()\s]+)\)")
 CODE_ANCHOR = re.compile(r"(?<![\w/.-])((?:docs/)?[\w-]+\.md)#([\w\-ψ]+)")
@@ -343,6 +346,8 @@ def span_kind(span: str, code: Code) -> tuple[str, str] | None:
     head = re.split(r"(?<=\w): |=", span, maxsplit=1)[0].strip()
     if head.startswith("--"):
         return ("flag", head.split()[0]) if re.fullmatch(r"--[a-z][\w-]*( .*)?", head) else None
+    if METRIC_KEY.match(head) and not head.startswith(NOT_METRIC) and not FILE_SUFFIX.search(head):
+        return "metric", head  # a logged key: actor/pacs_<stat>/mb<i>, pacs/groups/refilled
     if " " in head or head.startswith("pacs.") or FILE_SUFFIX.search(head) or "/" in head:
         return None
     if SHORT.match(head):
@@ -432,6 +437,10 @@ def problem(kind: str, name: str, code: Code, doc: Path = ROOT / "README.md") ->
         return checks[kind](name, code.root)
     if foreign(name):
         return None
+    if kind == "metric" and "/" in name:  # each plain part of a logged key is named in the code
+        parts = [p for p in re.split(r"[/{},]", name) if p and "<" not in p and len(p) > 2]
+        missing = [p for p in parts if p not in code.words]
+        return f"{', '.join(missing)} not in the code" if missing else None
     if kind in ("class", "constant", "metric", "identifier"):
         return None if name.lstrip("_") in code.words or name in code.words else "not in the code"
     why = config_problem(code, name) if kind == "config" else None
@@ -529,6 +538,7 @@ RENAMES = [
     ("class", "`MissingBranch`", "MissingBranch", "*"),
     ("constant", "`SFT_THREADS`", "SFT_THREADS", "*"),
     ("metric", "`psi_abs_mean`", "psi_abs_mean", "*"),
+    ("metric", "`pacs/groups/refilled`", "refilled", "*"),
     ("identifier", "`reset_due`", "reset_due", "*"),
     ("make", "`make test-fast`", "test-fast", "*"),
     ("flag", "`python -m pacs.model_eval --from-env`", "--from-env", "*"),
