@@ -207,6 +207,12 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return folder
 
 
+@pytest.fixture(scope="session")
+def build_once(tmp_path_factory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``build_once(name, build)``: :func:`built_once` for the fixtures of other conftests."""
+    return lambda name, build: built_once(tmp_path_factory, name, build)
+
+
 # Memory is what limits how much of the suite runs at once: a verl launch is a local Ray cluster of
 # about ten processes that import torch (about 5 GB together), a vLLM engine on CPU about 2.5 GB,
 # and when the main suite's verl runs, the engine tests' verl-with-vLLM chain and two vLLM engines

@@ -78,27 +78,42 @@ def config_file(tmp_path):
     return write
 
 
-@pytest.fixture(scope="session")
-def tiny_env(tmp_path_factory) -> dict:
-    """Data files and a briefly SFT-ed base model, shared by every test in this folder."""
-    torch.set_num_threads(1)
-    root = tmp_path_factory.mktemp("tiny_env")
-    splits = make_splits(
-        seed=0, n_sft=1000, n_train=64, n_test=16, min_steps=1, max_steps=1, max_operand=3
-    )
+# The session's tiny data (deterministic: rebuilt in memory wherever the files are read).
+TINY_SPLITS = {
+    "seed": 0,
+    "n_sft": 1000,
+    "n_train": 64,
+    "n_test": 16,
+    "min_steps": 1,
+    "max_steps": 1,
+    "max_operand": 3,
+}
+
+
+def _build_tiny_env(root: Path) -> None:
+    splits = make_splits(**TINY_SPLITS)
     for name, rows in splits.items():
         write_jsonl(root / f"{name}.jsonl", rows)
     tokenizer = build_tokenizer(corpus_from_rows(splits["sft"]), vocab_size=384)
     model = build_model(tokenizer, seed=0, **TEST_BUILD)
     run_sft(model, tokenizer, splits["sft"], steps=40, batch_size=32, lr=1e-2, seed=0)
     save_pretrained(model, tokenizer, root / "base")
+
+
+@pytest.fixture(scope="session")
+def tiny_env(build_once) -> dict:
+    """Data files and a briefly SFT-ed base model, shared by every test in this folder: built
+    once per pytest run, however many xdist workers ask (it was once per worker). Read-only:
+    copy to change."""
+    torch.set_num_threads(1)
+    root = build_once("tiny_env", _build_tiny_env)
     return {
         "root": root,
         "base": root / "base",
         "train": root / "train.jsonl",
         "test": root / "test.jsonl",
         "sft": root / "sft.jsonl",
-        "splits": splits,
+        "splits": make_splits(**TINY_SPLITS),
     }
 
 
