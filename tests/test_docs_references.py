@@ -60,7 +60,6 @@ FOREIGN = {
     "verl.plugins",  # verl's entry-point group
     "data.train_files",  # a verl data key
     "layer.weight",  # vLLM
-    "enforce_eager",  # vLLM
     "--loss_type",  # ms-swift (REAL's other implementation)
     "TimeoutException",  # math-verify
     "xdist_group",  # pytest-xdist
