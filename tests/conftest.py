@@ -265,8 +265,9 @@ def _memory_units(root: Path, units: int, total: int = MEMORY_UNITS) -> Iterator
 # Ray's fixed default ports (the dashboard agent's 52365), and under load a raylet that waits
 # for its agent gives up ("unexpected system state" in WaitForDashboardAgentPorts), after which
 # the launch waits for a node that will never register (seen in two fresh-clone runs). Checked in
-# issue 52: two local ray.init clusters (no dashboard) side by side both started, the second
-# agent giving up the port after 3 s; the crash seen was a `ray start` head's. The lock stays
+# issue 52: two local ray.init clusters (no dashboard) started side by side while a third held
+# the port; both agents gave it up after 3 s of retries and both ran. The crash seen was a
+# `ray start` head's. The lock stays
 # until a whole fresh-clone run shows that it can go (it costs wall time, not CPU).
 RAY_KINDS = ("verl_vllm_chain", "verl_two_nodes", "verl")
 
