@@ -267,8 +267,8 @@ def _memory_units(root: Path, units: int, total: int = MEMORY_UNITS) -> Iterator
 # the launch waits for a node that will never register (seen in two fresh-clone runs). Checked in
 # issue 52: two local ray.init clusters (no dashboard) started side by side while a third held
 # the port; both agents gave it up after 3 s of retries and both ran. The crash seen was a
-# `ray start` head's. The lock stays
-# until a whole fresh-clone run shows that it can go (it costs wall time, not CPU).
+# `ray start` head's. The lock stays until a whole fresh-clone run shows that it can go (it
+# costs wall time, not CPU).
 RAY_KINDS = ("verl_vllm_chain", "verl_two_nodes", "verl")
 
 
