@@ -124,13 +124,20 @@ def test_shrunken_science_profile_end_to_end(workflow_copy, heavy_slot):
     assert set(computed["verdict"]) <= {"holds", "reversed", "not separable"}
     # The fixed reference's pass@k is a table, and its pass@1 is the one C3-ref-cost compares.
     ref = pd.read_csv(out / "tables" / "table_ref_ablation.csv")
-    assert set(ref["run"]) == {"pacs", "pacs_ref_fixed"}
+    assert set(ref["run"]) == {"pacs", "pacs_official", "pacs_ref_fixed"}  # every PACS arm
     cost = table[table["claim"] == "C3-ref-cost"].iloc[0]
     at_k1 = ref[ref["k"] == 1].set_index("run")["mean_pct"]
     assert at_k1["pacs"] == pytest.approx(cost["mean_a"], abs=1e-9)
     assert at_k1["pacs_ref_fixed"] == pytest.approx(cost["mean_b"], abs=1e-9)
     study = pd.read_csv(out / "tables" / "study_checkpoints.csv")
-    assert len(study) == 3 * 2 * 3  # 3 runs x 2 seeds x checkpoints 0, 2, 4
+    assert len(study) == 4 * 2 * 3  # 4 runs x 2 seeds x checkpoints 0, 2, 4
+    # the fourth design: the unclipped arm's rows in their declared families, its clip share
+    fam = table.set_index("claim")["family"]
+    assert fam["C1-n@pacs_official"] == fam["arm-n@pacs_official"] == "primary"
+    assert table.loc[table["claim"] == "C1-n@pacs_official", "tost_margin"].item() == 1.4
+    clip = pd.read_csv(out / "tables" / "claims_clip.csv").set_index("run")
+    assert clip.loc["pacs_official", "source"] == "no clip"
+    assert clip.loc["pacs", "source"].startswith("clip_bound per step")
     assert study["entropy_synthetic_hard"].notna().all()
     for figure in ("study_curves", "study_scatter", "claims_curves", "psi_minibatch_tiny"):
         assert (out / "figures" / f"{figure}.png").stat().st_size > 0
