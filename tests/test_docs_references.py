@@ -64,6 +64,7 @@ FOREIGN = {
     "TimeoutException",  # math-verify
     "xdist_group",  # pytest-xdist
     "Flags",  # SLURM's slurm.conf
+    "max_rss",  # a column of Snakemake's benchmark files
 }
 # Hydra keys of verl's trainer config, and dotted names of libraries.
 FOREIGN_PREFIXES = ("actor.", "+actor_rollout_ref.", "algorithm.", "trainer.", "optim.")
