@@ -17,7 +17,7 @@ help:
 	@echo 'make <command>        (a bare make prints this; the first command that needs it builds .venv/)'
 	@echo ''
 	@echo 'The tiny profile, on a CPU'
-	@echo '  reproduce      the whole tiny DAG, then its tables against docs/tiny_report/   ~42 min (AMD EPYC, 2 cores)'
+	@echo '  reproduce      the whole tiny DAG, then its tables against docs/tiny_report/   18 min (AMD EPYC, 2 cores, beside other jobs)'
 	@echo '  baselines      reproduce + DAPO and REAL (not in the paper)     ~5 min after reproduce (2 cores, CPU not recorded)'
 	@echo '  science        the claims of the paper, paired seeds (docs/science.md)   2 h 18 min, last run (2 cores, CPU not recorded)'
 	@echo '  smoke          the whole DAG at CI size                          ~4 min, its test (AMD EPYC, 2 cores)'
