@@ -106,11 +106,15 @@ def _host_problem(config, accounting: bool = False) -> str | None:
     if os.geteuid() != 0:
         return "a local SLURM cluster needs root (slurmd starts job steps as the submitting user)"
     problem = _install(config, BINARIES, "SLURM", "install", INSTALL_NOTICE)
-    if problem or not accounting:
+    if problem or not (accounting or os.environ.get(APT) == "1"):
         return problem
-    return _install(
+    # With PACS_APT=1 the accounting packages come now too, before any cluster's /etc snapshot: a
+    # later install (a test module with accounting run by the same worker while its session
+    # cluster is up) would change /etc under that cluster and fail its teardown check.
+    accounting_problem = _install(
         config, ACCOUNTING_BINARIES, "SLURM accounting", "install-accounting", ACCOUNTING_NOTICE
     )
+    return accounting_problem if accounting else None
 
 
 def _run_cluster(config, accounting: bool):

@@ -54,8 +54,11 @@ def as_verl(profile: Profile) -> Profile:
         k: dataclasses.replace(m, hf_id=f"local/{k}", steps=t.steps)
         for k, m in profile.models.items()
     }
-    # The checkpoint study (``study:``) is the tiny engine's only (it scores saved tiny policies).
-    return dataclasses.replace(profile, engine="verl", train=train, models=models, study=None)
+    # The checkpoint study (``study:``) is the tiny engine's only (it scores saved tiny policies),
+    # and so are the claims its design declares on the study's endpoints (``claims:``).
+    return dataclasses.replace(
+        profile, engine="verl", train=train, models=models, study=None, claims=None
+    )
 
 
 CASES = [(path, run) for path in CONFIGS for run in _profile(path).runs]
