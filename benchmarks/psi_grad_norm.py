@@ -1,5 +1,5 @@
 """PACS with the GRPO score: which mini-batch makes its pre-clip gradient norm explode, and what
-clipping that gradient changes (docs/design.md §10.7).
+clipping that gradient changes (docs/design.md#the-grpo-scores-gradient).
 
 With ``ref: rollout`` the reference is the rollout policy, so on each step's first mini-batch every
 reward proxy x = β·Σ_t log(π/π_ref) is 0 and the GRPO score (x − mean)/(std + 1e-6) divides by
@@ -40,7 +40,7 @@ from pacs.config import load_config, parse_profile
 from pacs.io import read_jsonl
 from pacs.tiny import train as tt
 
-# arm -> (score, train.grad_clip); None = no clipping (docs/design.md §2.9)
+# arm -> (score, train.grad_clip); None = no clipping (docs/design.md#gradient-clipping)
 ARMS = {
     "grpo_clip1": ("grpo", 1.0),
     "grpo_noclip": ("grpo", None),

@@ -1,6 +1,6 @@
-"""The power table of the next science study (docs/design.md §10.8), from the last study's
-committed data alone: docs/science_report_v2/tables/study_checkpoints.csv (in-loop pass@1 per run ×
-seed × checkpoint) and claims.csv (the paired SD of every claims row).
+"""The power table of the next science study (docs/design.md#the-study-design), from the last
+study's committed data alone: docs/science_report_v2/tables/study_checkpoints.csv (in-loop pass@1
+per run × seed × checkpoint) and claims.csv (the paired SD of every claims row).
 
     python benchmarks/science_power.py            # prints the Markdown table
 

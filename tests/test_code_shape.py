@@ -1,4 +1,4 @@
-"""Code-shape rules of the team (BRIEF / docs/design.md §3), checked on the source itself."""
+"""Code-shape rules of the team (BRIEF / docs/design.md#layout), checked on the source itself."""
 
 from __future__ import annotations
 

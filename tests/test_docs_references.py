@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PATH_ROOTS = ("src/", "tests/", "configs/", "docs/", "benchmarks/", "workflow/", "notebooks/")
@@ -485,6 +487,57 @@ def test_every_code_name_the_docs_cite_exists():
     assert counts.get("module", 0) > 50 and counts.get("short", 0) > 20
     assert all(counts.get(k, 0) > 5 for k in ("config", "class", "metric", "make", "anchor"))
     assert broken == [], "\n".join(broken)
+
+
+def test_every_docs_anchor_cited_in_code_resolves():
+    citations = code_citations()
+    assert len(citations) > 100  # code, configs and tests cite the docs by anchor
+    assert broken_code_citations() == []
+
+
+# Files whose owners had work in progress when code moved to anchors (issue 49): they still cite
+# design.md by section number. The list may only shrink: an entry that no longer does fails too.
+NUMBERED_PENDING = {
+    "configs/science.yaml",
+    "src/pacs/report/claims.py",
+    "src/pacs/report/claims_cells.py",
+    "src/pacs/report/claims_stats.py",
+    "docs/testing.md",
+}
+NUMBERED = re.compile(r"design(?:\.md)?,? ?§ ?\d")
+
+
+def test_code_and_docs_cite_the_design_by_anchor_not_by_section_number():
+    files = [p for g in CITING_GLOBS for p in ROOT.glob(g)] + [ROOT / f for f in CITING_FILES]
+    found: dict[str, list[int]] = {}
+    for path in sorted({*files, *DOCS}):
+        if path.is_file() and path.name != Path(__file__).name:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            hits = [i for i, line in enumerate(lines, 1) if NUMBERED.search(line)]
+            if hits:
+                found[path.relative_to(ROOT).as_posix()] = hits
+    assert {f: hits for f, hits in found.items() if f not in NUMBERED_PENDING} == {}
+    assert sorted(NUMBERED_PENDING - set(found)) == []  # converted: remove it from the list
+
+
+def test_design_md_stays_within_its_line_budget():
+    assert (
+        len((ROOT / "docs" / "design.md").read_text().splitlines())
+        <= LINE_BUDGETS["docs/design.md"]
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 49's budgets not met yet: at 06:56 UTC docs/testing.md was 214 lines (<= 150 "
+    "asked) and README + docs/*.md 2,492 (<= 2,200 asked), docs/science.md alone 547; when they "
+    "are met this test passes and strict xfail fails: remove the marker",
+)
+def test_the_docs_stay_within_their_line_budgets():
+    lengths = {d.relative_to(ROOT).as_posix(): len(d.read_text().splitlines()) for d in DOCS}
+    over = {f: (lengths[f], limit) for f, limit in LINE_BUDGETS.items() if lengths[f] > limit}
+    assert over == {}
+    assert sum(lengths.values()) <= TOTAL_DOCS_BUDGET, lengths
 
 
 def test_the_allow_list_holds_only_foreign_names_the_docs_cite():

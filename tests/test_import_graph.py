@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # The package's units (top-level modules and subpackages; ``pacs`` is the package's own
 # ``__init__``), lowest layer first. A unit imports only units of LOWER layers, never one beside
-# it or above it (docs/design.md §3).
+# it or above it (docs/design.md#layout).
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"pacs", "io", "layout", "loss_modes", "numerics", "progress"}),
     (

@@ -3,7 +3,7 @@
 Torch only: no I/O, no config reading, no verl. Both engines (the tiny CPU loop and the verl
 plugin) call these functions, so the numbers they produce mean the same thing.
 
-Conventions (docs/design.md §2):
+Conventions (docs/design.md#the-method-exactly):
 - ``B`` is the number of responses, ``T`` the response length, ``V`` the vocabulary size.
 - A batch holds whole groups: ``B = groups × group_size`` with each group contiguous.
 - ``mask`` is 1 on response tokens and 0 on padding; padded positions never enter a sum.

@@ -7,7 +7,7 @@ objects; nothing else states a method default.
 
 Adding a method: write its spec class here and list it in :data:`METHOD_SPECS`, then add its
 branch to every :class:`MethodTable` (the test ``tests/config/test_methods.py`` names each table
-that lacks one). docs/design.md §9 lists the places.
+that lacks one). docs/design.md#the-run-spec lists the places.
 
 Pure Python (pydantic, no torch), so the Snakefile can import it cheaply.
 """
@@ -74,7 +74,7 @@ LOSS_SCALES = ("micro_batch_sum", "sequence_mean")
 
 @dataclasses.dataclass(frozen=True)
 class RefSchedule:
-    """When PACS's reference model is reset to the policy (docs/design.md §2.5).
+    """When PACS's reference model is reset to the policy (docs/design.md#the-reference-model).
 
     ``rollout``: the reference is the policy that generated the batch (no model of its own);
     ``periodic``: a reference model hard-reset to the actor, optimizer re-initialised, every
@@ -92,7 +92,7 @@ class RefSchedule:
     @property
     def resets_each_step(self) -> bool:
         """The reference equals the policy at the start of every step (so with one update per
-        rollout every log-ratio is 0: docs/design.md §2.8)."""
+        rollout every log-ratio is 0: docs/design.md#when-the-ablations-are-no-ops)."""
         return self.mode == "rollout" or (self.mode == "periodic" and self.every == 1)
 
     def reset_due(self, step: int) -> bool:
@@ -115,7 +115,7 @@ class MethodTraits:
 
     Every site that behaves differently per method reads one of these (the preflight's disk
     estimate, the loss panel, the claims table, the config checks, the verl launcher); a method
-    spec states them once as its ``TRAITS`` (docs/design.md §9).
+    spec states them once as its ``TRAITS`` (docs/design.md#the-run-spec).
     """
 
     label: str
@@ -201,23 +201,23 @@ class PacsSpec(SpecChecks):
     (§4.3, Fig. 4)."""
     score: Literal[SCORE_METHODS] = "rloo"
     """How r̂ becomes the logit ψ within a group: the leave-one-out advantage (paper eq. 6); App.
-    D.3 ablates ``grpo`` (z-score) and ``drgrpo`` (mean-centred) (docs/design.md §2.2)."""
+    D.3 ablates ``grpo`` (z-score) and ``drgrpo`` (mean-centred) (docs/design.md#score)."""
     use_weight: Bool = True
     """Class-balanced weights within each group (paper §3.5, official ``weight_mode=question``);
-    false is the 'w/o weight' ablation of Tables 2 and 6 (docs/design.md §2.4)."""
+    false is the 'w/o weight' ablation of Tables 2 and 6 (docs/design.md#class-balanced-weights)."""
     ref: Literal[REF_MODES] = "rollout"
     """The reference model: the rollout policy (the official code's ``old_log_prob``, a reset
-    every step), ``periodic`` or ``fixed`` (docs/design.md §2.5)."""
+    every step), ``periodic`` or ``fixed`` (docs/design.md#the-reference-model)."""
     ref_reset_every: PositiveInt | None = None
     """``ref: periodic`` only, and required there: reset the reference every K steps (the
-    paper's text: 'periodically hard-reset'; docs/design.md §2.5)."""
+    paper's text: 'periodically hard-reset'; docs/design.md#the-reference-model)."""
     soft_labels: Bool = False
-    """Use the verifier's score in [0, 1] as the BCE label instead of score ≥ 0.5 (docs/design.md
-    §2.6); the tiny engine only."""
+    """Use the verifier's score in [0, 1] as the BCE label instead of score ≥ 0.5
+    (docs/design.md#soft-labels); the tiny engine only."""
     grad_clip: GradClip = None
     """Max gradient norm of the actor's update; null: no clipping, as the official actor, whose
     ``_optimizer_step`` steps without clipping (its config's ``grad_clip: 1.0`` is never read).
-    configs/overlays/pacs_clipped.yaml sets 1.0 (docs/design.md §2.9)."""
+    configs/overlays/pacs_clipped.yaml sets 1.0 (docs/design.md#gradient-clipping)."""
 
     @model_validator(mode="after")
     def _reset_period_goes_with_periodic(self):
@@ -240,14 +240,14 @@ class PacsSpec(SpecChecks):
         return [
             (
                 f"{where}.soft_labels: the verl engine carries 0/1 labels only "
-                "(docs/design.md §2.6); soft labels are supported by the tiny engine only"
+                "(docs/design.md#soft-labels); soft labels are supported by the tiny engine only"
             )
         ]
 
 
 class ClippedSurrogate(SpecChecks):
     """What the PPO-clip methods (GRPO, PPO, DAPO) share: no reference model in their loss, a
-    clip range and a dual-clip cap (``clip_ratio_c``, docs/design.md §2.7)."""
+    clip range and a dual-clip cap (``clip_ratio_c``, docs/design.md#ppo-and-grpo)."""
 
     @property
     def clip_range(self) -> tuple[float, float]:
@@ -280,20 +280,20 @@ class GrpoSpec(ClippedSurrogate):
     name: Literal["grpo"] = "grpo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
     """How token losses become one number; the official GRPO/PPO scripts used
-    ``seq-mean-token-sum-norm`` (docs/design.md §2.7); ``token-mean`` is vanilla."""
+    ``seq-mean-token-sum-norm`` (docs/design.md#ppo-and-grpo); ``token-mean`` is vanilla."""
     clip_ratio: ClipRatio = 0.2
     """PPO-clip ε (App. B; verl's default)."""
     clip_ratio_c: DualClip = 3.0
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
     −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
-    cap (docs/design.md §2.7)."""
+    cap (docs/design.md#ppo-and-grpo)."""
     loss_scale: Literal[LOSS_SCALES] = "micro_batch_sum"
     """How ``seq-mean-token-sum-norm`` averages its per-sequence sums Σ_t ℓ_it / T:
     ``micro_batch_sum``, as the official scripts ran it in verl 0.3.1, which summed each
     micro-batch's sequences and then averaged over the gradient accumulation, so a mini-batch's
     loss is ``train.micro_batch_per_gpu`` × the mean; ``sequence_mean``: verl 0.9.1's mean
     (1/8 of the official loss at App. C's micro-batch of 8). Other aggregations are means in both
-    verl versions (docs/design.md §2.7)."""
+    verl versions (docs/design.md#ppo-and-grpo)."""
     grad_clip: GradClip = 1.0
     """Max gradient norm (actor and critic): verl 0.3.1's default 1.0, which the official
     scripts ran with; null: no clipping."""
@@ -311,20 +311,20 @@ class PpoSpec(ClippedSurrogate):
     )
     name: Literal["ppo"] = "ppo"
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "seq-mean-token-sum-norm"
-    """As for GRPO: the official scripts' aggregation (docs/design.md §2.7)."""
+    """As for GRPO: the official scripts' aggregation (docs/design.md#ppo-and-grpo)."""
     clip_ratio: ClipRatio = 0.2
     """PPO-clip ε (App. B; verl's default)."""
     clip_ratio_c: DualClip = 3.0
     """Dual-clip cap (Ye et al. 2020, arXiv 1912.09729): for A < 0 the token loss is at most
     −A·c. verl's default 3.0, which the official scripts ran with (they never set it); null: no
-    cap (docs/design.md §2.7)."""
+    cap (docs/design.md#ppo-and-grpo)."""
     loss_scale: Literal[LOSS_SCALES] = "micro_batch_sum"
     """How ``seq-mean-token-sum-norm`` averages its per-sequence sums Σ_t ℓ_it / T:
     ``micro_batch_sum``, as the official scripts ran it in verl 0.3.1, which summed each
     micro-batch's sequences and then averaged over the gradient accumulation, so a mini-batch's
     loss is ``train.micro_batch_per_gpu`` × the mean; ``sequence_mean``: verl 0.9.1's mean
     (1/8 of the official loss at App. C's micro-batch of 8). Other aggregations are means in both
-    verl versions (docs/design.md §2.7)."""
+    verl versions (docs/design.md#ppo-and-grpo)."""
     grad_clip: GradClip = 1.0
     """Max gradient norm (actor and critic): verl 0.3.1's default 1.0, which the official
     scripts ran with; null: no clipping."""
@@ -335,7 +335,8 @@ class PpoSpec(ClippedSurrogate):
     value_clip: PositiveFloat = 0.5
     """Clip range of the value loss (verl's ``critic.cliprange_value`` default)."""
     critic_lr: LearningRate = 1.0e-5
-    """Critic learning rate: the official PPO script's 1e-5 (docs/design.md §2.10)."""
+    """Critic learning rate: the official PPO script's 1e-5
+    (docs/design.md#paper-hyper-parameters)."""
 
 
 @spec
@@ -355,7 +356,7 @@ class DapoSpec(ClippedSurrogate):
     """ε_high (DAPO §3.1: 0.28), above ε_low so low-probability tokens can rise."""
     clip_ratio_c: DualClip = 10.0
     """Dual-clip cap for A < 0 (as GRPO's): the DAPO recipe's ``clip_ratio_c=10.0``
-    (verl ``recipe/dapo``); null: no cap (docs/design.md §2.7)."""
+    (verl ``recipe/dapo``); null: no cap (docs/design.md#ppo-and-grpo)."""
     loss_agg_mode: Literal[LOSS_AGG_MODES] = "token-mean"
     """DAPO §3.3's token-level policy-gradient loss (verl's ``token-mean``)."""
     dynamic_sampling: Bool = True
@@ -379,7 +380,7 @@ class DapoSpec(ClippedSurrogate):
     """DAPO §3.4's soft overlong punishment: the last ``overlong_buffer`` tokens before the
     response limit cost up to ``overlong_penalty`` reward, linearly; null turns it off (the
     default: the tiny profile's responses are too short for a buffer). The recipe: 4096 of
-    20480 tokens; configs/paper.yaml scales it to its limit (docs/design.md §2.11)."""
+    20480 tokens; configs/paper.yaml scales it to its limit (docs/design.md#dapo-and-real)."""
     overlong_penalty: PositiveFloat = 1.0
     """The penalty at the response limit (DAPO: 1.0 against a ±1 reward, half the reward gap;
     with our 0/1 reward the same share is 0.5, as configs/paper.yaml sets)."""
@@ -408,7 +409,7 @@ class DapoSpec(ClippedSurrogate):
         return [
             (
                 f"{where}.overlong_buffer: {buffer} tokens exceeds the response limit "
-                f"train.max_new_tokens={max_new_tokens} (docs/design.md §2.11)"
+                f"train.max_new_tokens={max_new_tokens} (docs/design.md#dapo-and-real)"
             )
         ]
 
@@ -417,7 +418,7 @@ class DapoSpec(ClippedSurrogate):
 class RealSpec(SpecChecks):
     """REAL, 'rewards as labels' (Zhai et al., arXiv 2602.05630v2; not in the PACS paper): per
     group, an anchored log-sum-exp over the length-normalised log-ratios of the correct and the
-    wrong responses (docs/design.md §2.11)."""
+    wrong responses (docs/design.md#dapo-and-real)."""
 
     TRAITS: ClassVar[MethodTraits] = MethodTraits(
         label="REAL",
@@ -434,8 +435,9 @@ class RealSpec(SpecChecks):
 
     @property
     def reference(self) -> RefSchedule:
-        """The log-ratio is to the rollout policy (the authors' ``old_log_prob``): reset every
-        step, so one update per rollout makes τ a pure gradient scale (docs/design.md §2.8)."""
+        """The log-ratio is to the rollout policy (the authors' ``old_log_prob``): reset every step,
+        so one update per rollout makes τ a pure gradient scale
+        (docs/design.md#when-the-ablations-are-no-ops)."""
         return RefSchedule()
 
 
@@ -444,8 +446,9 @@ class RealSpec(SpecChecks):
 
 @dataclasses.dataclass(frozen=True)
 class Objective:
-    """What one run's optimizer step minimises beyond its loss formula, as both engines apply it
-    and every report's runs table names it (docs/design.md §2.7, §2.9)."""
+    """What one run's optimizer step minimises beyond its loss formula, as both engines apply it and
+    every report's runs table names it (docs/design.md#ppo-and-grpo and
+    docs/design.md#gradient-clipping)."""
 
     loss_agg_mode: str | None
     """verl's aggregation of token losses; None: one term per response or group (PACS, REAL)."""
@@ -545,7 +548,8 @@ class MethodTable(Mapping, Generic[V]):
         cls = key if isinstance(key, type) else type(key)
         if cls not in self._branches:
             raise MissingBranch(
-                f"{self.where} has no branch for {cls.__name__}: add one (docs/design.md §9)"
+                f"{self.where} has no branch for {cls.__name__}: add one "
+                "(docs/design.md#adding-a-method)"
             )
         return self._branches[cls]
 

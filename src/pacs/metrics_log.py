@@ -146,12 +146,13 @@ TRAIN_METRICS: tuple[Metric, ...] = (
         "PACS: mean class-balance weight",
         ("actor/pacs_weight_mean",),
     ),
-    # DAPO's dynamic sampling, tiny engine (docs/design.md §2.11; verl 0.9.1 logs its own
+    # DAPO's dynamic sampling, tiny engine (docs/design.md#dapo-and-real; verl 0.9.1 logs its own
     # training/filter_groups/* counts instead).
     Metric("ds_rounds", "dapo/gen_rounds", "DAPO: generation rounds this step"),
     Metric("ds_cap_hit", "dapo/cap_hit", "DAPO: 1 when the step hit its cap on rounds"),
     Metric("ds_reward_all", "dapo/reward_all", "DAPO: mean reward of every generated response"),
-    # The paths task only (docs/design.md §10): per group, over its correct responses.
+    # The paths task only (docs/design.md#the-science-profile): per group, over its correct
+    # responses.
     Metric(
         "path_diversity",
         "paths/diversity",

@@ -180,7 +180,9 @@ def test_one_update_per_rollout_is_refused_for_pacs_runs_that_reset_every_step()
     lines = problems(cfg)
     # PACS and REAL: a log-ratio to the rollout policy (their spec's ``reference``)
     pacs_runs = [n for n, r in cfg["runs"].items() if r["method"] in ("pacs", "real")]
-    assert len(lines) == len(pacs_runs) and all("docs/design.md §2.8" in line for line in lines)
+    assert len(lines) == len(pacs_runs) and all(
+        "docs/design.md#when-the-ablations-are-no-ops" in line for line in lines
+    )
     cfg["runs"] = {
         "p": {"method": "pacs", "ref": "periodic", "ref_reset_every": 3},
         "f": {"method": "pacs", "ref": "fixed"},
@@ -227,7 +229,7 @@ def test_engine_specific_keys():
         ),
         (
             "p.yaml: runs.soft.soft_labels: the verl engine carries 0/1 labels only "
-            "(docs/design.md §2.6); soft labels are supported by the tiny engine only"
+            "(docs/design.md#soft-labels); soft labels are supported by the tiny engine only"
         ),
     ]
     paper = copy.deepcopy(load_config(REPO / "configs" / "paper.yaml"))

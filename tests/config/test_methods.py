@@ -129,7 +129,8 @@ def method_branches() -> list[str]:
 
 
 def test_nothing_outside_methods_branches_on_a_method_name_or_spec_class():
-    """docs/design.md §9: method-dependent code reads ``MethodTraits`` or a ``MethodTable``."""
+    """docs/design.md#the-run-spec: method-dependent code reads ``MethodTraits`` or a
+    ``MethodTable``."""
     assert method_branches() == []
 
 
@@ -147,8 +148,9 @@ def test_the_scan_finds_name_and_class_branches(tmp_path):
 
 
 def test_every_method_states_its_traits():
-    """The sites that read traits (design §9): the preflight's critic disk, the config's
-    whole-group and no-op checks, the verl launcher's label_sync, the loss panel, the claims."""
+    """The sites that read traits (docs/design.md#the-run-spec): the preflight's critic disk, the
+    config's whole-group and no-op checks, the verl launcher's label_sync, the loss panel, the
+    claims."""
     for cls in m.METHOD_SPECS:
         t = cls.TRAITS
         assert isinstance(t, m.MethodTraits), cls.__name__

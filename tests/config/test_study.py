@@ -1,6 +1,6 @@
-"""pacs.config's ``study:`` section (the science profile's checkpoint study, docs/design.md
-§10.3, §10.8) and ``claims.large_k``: the shipped profile, the matrix it builds, and every
-refusal."""
+"""pacs.config's ``study:`` section (the science profile's checkpoint study,
+docs/design.md#the-study-design) and ``claims.large_k``: the shipped profile, the matrix it builds,
+and every refusal."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_the_science_profile_is_the_committed_design():
     assert p.runs["pacs_official"].method.grad_clip is None and official == p.runs["pacs"].method
     assert p.runs["pacs"].method.reference.mode == "rollout"
     assert p.runs["pacs_ref_fixed"].method.reference.mode == "fixed"
-    assert p.seeds.main == tuple(range(24)) and p.seeds.ablation == tuple(range(4))  # §10.8
+    # the third design's seeds
+    assert p.seeds.main == tuple(range(24)) and p.seeds.ablation == tuple(range(4))
     assert p.train.steps == 128 and p.train.save_every == p.train.eval_every == 16
     assert p.data.benchmarks == (p.study.hard.benchmark,) == ("synthetic_hard",)
     assert p.eval.n_samples == 32 and p.claims.large_k == ()

@@ -30,8 +30,8 @@ def random_batch(groups=3, group_size=4, T=7, seed=0, dtype=torch.float64):
 
 
 def loop_scores(r_hat: list[float], n: int, method: str) -> list[float]:
-    """ψ by explicit per-group loops, written from docs/design.md §2 without looking at
-    core_algos."""
+    """ψ by explicit per-group loops, written from docs/design.md#the-method-exactly without looking
+    at core_algos."""
     out = []
     for start in range(0, len(r_hat), n):
         grp = r_hat[start : start + n]
@@ -113,7 +113,8 @@ def test_reference_state_loss_is_mean_weight_ln2_and_gradient_nonzero():
     assert stats["psi_mean"] == 0.0 and stats["sigma_mean"] == 0.5
     assert stats["psi_abs_mean"] == 0.0 and stats["psi_std"] == 0.0 and stats["sigma_std"] == 0.0
     (grad,) = torch.autograd.grad(loss, logp)
-    assert grad.abs().sum() > 0  # ψ = 0 yet the policy still moves (docs/design.md §2.5)
+    # ψ = 0 yet the policy still moves (docs/design.md#the-reference-model)
+    assert grad.abs().sum() > 0
 
 
 def test_matches_official_formulation_rederived():
@@ -130,7 +131,8 @@ def test_matches_official_formulation_rederived():
 
 
 def test_padding_is_masked_unlike_official_code():
-    """Our deliberate deviation (docs/design.md §2.8): padded log-ratios do not count."""
+    """Our deliberate deviation (docs/design.md#padding-is-masked): padded log-ratios do
+    not count."""
     logp, ref_logp, mask, labels = random_batch(groups=2, group_size=4, seed=4)
     noisy_ref = torch.where(mask.bool(), ref_logp, ref_logp - 5.0)
     a, _ = ca.pacs_loss(logp, ref_logp, mask, labels, 4)

@@ -95,8 +95,8 @@ def test_test_split_does_not_depend_on_other_sizes():
 
 def test_prompt_and_solution_are_short():
     rows = make_splits(0, 0, 0, 200)["test"]
-    # docs/design.md §6: ~47-token prompts and ~26-token solutions with a digit-level BPE; bound
-    # chars.
+    # docs/design.md#the-tiny-profile: ~47-token prompts and ~26-token solutions with a digit-level
+    # BPE; bound chars.
     assert max(len(r["prompt"][0]["content"]) for r in rows) < 260
     assert max(len(r["solution"]) for r in rows) < 80
 

@@ -1,4 +1,5 @@
-"""Issue 35: passk's vote keys are bounded (docs/formats.md, design §8's bounds).
+"""Issue 35: passk's vote keys are bounded (docs/formats.md,
+docs/design.md#one-response-never-stalls-its-batch).
 
 A 400,000-digit key took 6.2 s of CPU in the rational conversion (quadratic), and one
 999k-digit box kept a ``make eval`` in the passk stage for 285 s; maj@k's pair merge could spend

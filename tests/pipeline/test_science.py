@@ -39,9 +39,9 @@ def snakemake(*args: str, cwd: Path, timeout: int = 300) -> subprocess.Completed
 
 
 def test_science_config_is_the_designed_matrix():
-    """docs/design.md §10.8: PACS (reset every step) and GRPO on 24 paired seeds, PACS with a
-    fixed reference on 4 of them, 128 steps, checkpoints every 16 steps; the primary endpoint is
-    the in-loop pass@1 on 200 problems × 16 samples averaged over the last 3 checkpoints; 32
+    """docs/design.md#the-study-design: PACS (reset every step) and GRPO on 24 paired seeds, PACS
+    with a fixed reference on 4 of them, 128 steps, checkpoints every 16 steps; the primary endpoint
+    is the in-loop pass@1 on 200 problems × 16 samples averaged over the last 3 checkpoints; 32
     samples per problem on the hard split."""
     spec = load_profile(SCIENCE)
     runs = spec.runs

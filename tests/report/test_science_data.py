@@ -102,8 +102,9 @@ def test_the_committed_claims_cells_recompute_from_the_committed_raw_data(commit
 
 
 def test_psi_is_zero_on_each_steps_first_update_when_the_reference_is_the_rollout(committed):
-    """design §10.7: with the reference reset every step, the first mini-batch scores with the
-    policy that sampled (ψ ≡ 0); the later ones and a fixed reference's do not."""
+    """docs/design.md#the-grpo-scores-gradient: with the reference reset every step, the first
+    mini-batch scores with the policy that sampled (ψ ≡ 0); the later ones and a fixed reference's
+    do not."""
     m = committed.metrics
     reset, fixed = m[m["run"] == "pacs"], m[m["run"] == "pacs_ref_fixed"]
     assert len(reset) and (reset["psi_abs_mean/mb0"].abs() < 1e-6).all()

@@ -1,10 +1,9 @@
 """Issue 18: no wrong math answer scores 1 (the worst error for RL rewards and pass@k).
 
-A table of the real cases found, then a generated test over many (gold, wrong answer) pairs of
-the same kinds: numbers written with thousands separators, lists against concatenations, close
-decimals, percentages, repeating decimals, digits set apart by spacing. Every deliberate
-difference from the official PACS scorer is listed in docs/design.md §8.
-"""
+A table of the real cases found, then a generated test over many (gold, wrong answer) pairs of the
+same kinds: numbers written with thousands separators, lists against concatenations, close decimals,
+percentages, repeating decimals, digits set apart by spacing. Every deliberate difference from the
+official PACS scorer is listed in docs/design.md#the-math-grader."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def test_default_model_size_and_tied_embeddings(tiny_env):
     tok = build.build_tokenizer(
         build.corpus_from_rows(tiny_env["splits"]["sft"][:200]), vocab_size=384
     )
-    model = build.build_model(tok)  # the default tiny sizes (docs/design.md §6)
+    model = build.build_model(tok)  # the default tiny sizes (docs/design.md#the-tiny-profile)
     n_params = sum(p.numel() for p in model.parameters())
     assert 0.40e6 < n_params < 0.48e6
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()

@@ -110,8 +110,8 @@ def first_group_mixed_rest_wrong(texts, golds, group_size=4):
 
 
 def test_first_minibatch_is_at_the_reference_state(tiny_env, small_config):
-    """ref=rollout: the first mini-batch has psi == 0, so its loss is mean(w)·ln 2 (docs/design.md
-    §2.5)."""
+    """ref=rollout: the first mini-batch has psi == 0, so its loss is mean(w)·ln 2
+    (docs/design.md#the-reference-model)."""
     _, _, mbs = one_step(tiny_env, settings_for(small_config(), "pacs"), reward_fn=alternating)
     first = mbs[0]
     assert first["loss"] == pytest.approx(first["weight_mean"] * math.log(2), abs=1e-6)

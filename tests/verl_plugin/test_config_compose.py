@@ -48,7 +48,8 @@ PACS_KNOBS = {  # run -> (beta, score, use_weight)
     "pacs_beta2": (2.0, "rloo", True),
 }
 BASELINES = {"grpo": "grpo", "ppo": "gae"}
-NOT_IN_PAPER = {"dapo", "real"}  # configs/paper.yaml only: later baselines (docs/design.md §2.11)
+# configs/paper.yaml only: later baselines (docs/design.md#dapo-and-real)
+NOT_IN_PAPER = {"dapo", "real"}
 # Every run on the first model; every model on the main PACS run (only steps and weights differ).
 CASES = [
     (path, run, next(iter(load_config(path)["models"])))
@@ -97,7 +98,7 @@ def _check_app_c(c, exp: dict, model: str, method: str) -> None:
     assert actor.ppo_mini_batch_size == exp["mini"]
     assert (
         c.data.train_batch_size // actor.ppo_mini_batch_size == 4
-    )  # docs/design.md §2.8: 4 updates per rollout
+    )  # docs/design.md#when-the-ablations-are-no-ops: 4 updates per rollout
     assert rollout.n == exp["n"] and actor.rollout_n == exp["n"]
     assert actor.optim.lr == pytest.approx(exp["lr"])
     assert actor.use_kl_loss is False and c.algorithm.use_kl_in_reward is False
@@ -227,7 +228,7 @@ def test_periodic_reference_adds_a_ref_model(compose, tmp_path):
 def test_single_update_per_rollout_is_refused(tmp_path):
     cfg = load_config(PAPER_CONFIGS[0])
     cfg["train"].update(mini_batch_size=1024, mini_batches=1)
-    with pytest.raises(ValueError, match="docs/design.md §2.8"):
+    with pytest.raises(ValueError, match="docs/design.md#when-the-ablations-are-no-ops"):
         _overrides(cfg, "pacs_beta2", "qwen3_4b", tmp_path)
 
 
@@ -314,8 +315,8 @@ def _with_clip(cfg: dict, method: str, value) -> dict:
     ],
 )
 def test_both_engines_read_grad_clip_the_same_way(method, value, expected, compose, tmp_path):
-    """Each method's clip (docs/design.md §2.9), read alike by both engines; null = no clipping,
-    an infinite norm for verl's ``clip_grad_norm_`` (a multiplication by exactly 1)."""
+    """Each method's clip (docs/design.md#gradient-clipping), read alike by both engines; null = no
+    clipping, an infinite norm for verl's ``clip_grad_norm_`` (a multiplication by exactly 1)."""
     from pacs.tiny.train import Settings
 
     c = compose(_overrides(_with_clip(_paper(), method, value), method, "qwen3_4b", tmp_path))

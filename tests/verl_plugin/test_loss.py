@@ -151,7 +151,8 @@ def test_two_ranks_average_to_pacs_loss():
 
 
 def test_first_update_after_rollout_has_loss_mean_w_ln2_but_a_gradient():
-    """ψ = 0 when log_prob == old_log_prob (docs/design.md §2.5): loss = mean(w)·ln 2, gradient ≠
+    """ψ = 0 when log_prob == old_log_prob (docs/design.md#the-reference-model): loss = mean(w)·ln
+    2, gradient ≠
     0."""
     logp, _, mask, _, adv = _batch()
     leaf = logp.clone().requires_grad_(True)

@@ -173,8 +173,9 @@ def test_our_launch_follows_the_official_gradient(method, clip, adv_scale, dp, c
     theirs = official_gradient(method, b, dp, clip)
     if method == "pacs":
         assert actor.optim.clip_grad == float("inf")  # clip_grad_norm_ then multiplies by 1
-        # Our one deliberate deviation (docs/design.md §2.8): the official Σ log(π/π_ref) also
-        # runs over padding, so its gradient reaches padded positions; ours masks them.
+        # Our one deliberate deviation (docs/design.md#padding-is-masked): the official
+        # Σ log(π/π_ref) also runs over padding, so its gradient reaches padded positions; ours
+        # masks them.
         assert not ours[b["mask"] == 0].any() and theirs[b["mask"] == 0].any()
         theirs = theirs * b["mask"]
     torch.testing.assert_close(ours, theirs, rtol=2e-5, atol=1e-8)

@@ -1,5 +1,5 @@
-"""Reference modes (docs/design.md §2.5) on verl: reset schedule, weight copy, optimizer reset,
-wiring.
+"""Reference modes (docs/design.md#the-reference-model) on verl: reset schedule, weight copy,
+optimizer reset, wiring.
 
 The real reset runs inside verl's FSDP workers on GPUs; here the same functions run on plain
 modules, on a 1-process DTensor, and through the trainer/worker methods with stand-in objects.

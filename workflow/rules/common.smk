@@ -160,7 +160,7 @@ def all_diversity() -> list[str]:
     return [diversity_file(m, b) for m in MODELS for b in DIVERSITY_BENCHMARKS]
 
 
-# The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run.
+# The paths task (docs/design.md#the-science-profile): solution paths of correct responses, per evaluated run.
 PATHS_TASK = DATA.synthetic is not None and DATA.synthetic.task == "paths"
 
 
@@ -184,7 +184,7 @@ def paths_benchmark_input(wildcards) -> str:
     return benchmark_file(wildcards.benchmark)
 
 
-# The science profile's checkpoint study (docs/design.md §10.3): the hard split, and the exact
+# The science profile's checkpoint study (docs/design.md#the-study-design): the hard split, and the exact
 # path distributions of the base model and of every run at every saved step.
 
 
@@ -259,7 +259,7 @@ def prepare_eval_source_args(wildcards) -> str:
 
 
 def synthetic_args(wildcards=None) -> str:
-    return DATA.synthetic.cli_args()  # the task's own knobs (arithmetic or paths: design §10)
+    return DATA.synthetic.cli_args()  # the task's own knobs (arithmetic or paths: docs/design.md#the-science-profile)
 
 
 def train_source_args(wildcards=None) -> str:

@@ -1,4 +1,4 @@
-# The paths task (docs/design.md §10): solution paths of correct responses, per evaluated run
+# The paths task (docs/design.md#the-science-profile): solution paths of correct responses, per evaluated run
 # (the claims table's per-problem input); and, for the science profile's checkpoint study
 # (`study:`), the hard held-out split and the exact path distributions of every scored policy.
 

@@ -97,7 +97,7 @@ MOVED_KEYS = {
     ("train", "grad_clip"): (
         "train.grad_clip: the gradient clip is each method's own, as the official code ran it "
         "(PACS: none; GRPO, PPO: 1.0): set method_defaults.<method>.grad_clip or a run's "
-        "grad_clip (null: no clipping; docs/design.md §2.9)"
+        "grad_clip (null: no clipping; docs/design.md#gradient-clipping)"
     ),
 }
 

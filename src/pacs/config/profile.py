@@ -67,7 +67,8 @@ class Profile:
     profile: Name
     """Its name: results/<profile>, paper_figures/<profile>."""
     engine: Literal["tiny", "verl"]
-    """``tiny``: pacs.tiny on a CPU; ``verl``: verl 0.9.1 + the plugin (docs/design.md §1)."""
+    """``tiny``: pacs.tiny on a CPU; ``verl``: verl 0.9.1 + the plugin
+    (docs/design.md#two-scales-one-dag)."""
     models: Annotated[dict[Name, ModelSpec], Field(min_length=1)]
     """The models trained and evaluated, by key."""
     data: DataSpec
@@ -79,7 +80,8 @@ class Profile:
     runs: Annotated[dict[Name, RunSpec], Field(min_length=1)]
     """The named runs; each is trained on its models × its seeds (:class:`Matrix`)."""
     threads_per_job: PositiveInt = 1
-    """Torch threads per job (two 1-thread jobs beat one 2-thread job: docs/design.md §6)."""
+    """Torch threads per job (two 1-thread jobs beat one 2-thread job:
+    docs/design.md#the-tiny-profile)."""
     prompt: PromptSpec = PromptSpec()
     """How prompts are rendered."""
     method_defaults: dict[Str, Annotated[MethodSpec, Field(discriminator="name")]] = (
@@ -93,10 +95,11 @@ class Profile:
     verl: VerlSpec = VerlSpec()
     """verl engine settings (unused by the tiny engine)."""
     claims: ClaimsSpec | None = None
-    """The claims table of the paper's claims C1-C7 (docs/design.md §10); null or absent: none."""
+    """The claims table of the paper's claims C1-C7 (docs/design.md#the-science-profile); null or
+    absent: none."""
     study: StudySpec | None = None
-    """The science profile's checkpoint study on the paths task (docs/design.md §10.3): the hard
-    split and exact path distributions at every saved step; null or absent: none."""
+    """The science profile's checkpoint study on the paths task (docs/design.md#the-study-design):
+    the hard split and exact path distributions at every saved step; null or absent: none."""
     logging: LoggingSpec = LoggingSpec()
     """Metric writers of both engines (TensorBoard, W&B)."""
 
@@ -181,8 +184,8 @@ def _run_problems(p: Profile) -> list[str]:
 
 
 def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | None:
-    """docs/design.md §2.8: a log-ratio loss whose reference equals the policy at every update
-    (PACS, REAL) is a no-op."""
+    """docs/design.md#when-the-ablations-are-no-ops: a log-ratio loss whose reference equals the
+    policy at every update (PACS, REAL) is a no-op."""
     ref = method.reference
     if ref is None or not ref.resets_each_step:
         return None
@@ -192,7 +195,7 @@ def _no_op_problem(name: str, method: MethodSpec, train: TrainSpec) -> str | Non
         f"runs.{name}: {traits(method).label} with the reference reset every step "
         f"(ref: {ref.mode}) needs "
         "train.mini_batches > 1; with one update per rollout every log-ratio is 0, ψ ≡ 0 and "
-        "the β/score ablations are no-ops (docs/design.md §2.8)"
+        "the β/score ablations are no-ops (docs/design.md#when-the-ablations-are-no-ops)"
     )
 
 
@@ -235,7 +238,8 @@ def _study_problems(p: Profile) -> list[str]:
         return []
     syn = p.data.synthetic
     if p.engine != "tiny" or syn is None or syn.task != "paths":
-        return ["study: needs engine: tiny and data.synthetic.task: paths (docs/design.md §10)"]
+        need = "study: needs engine: tiny and data.synthetic.task: paths"
+        return [f"{need} (docs/design.md#the-science-profile)"]
     hard, problems = study.hard, []
     if not syn.min_terms <= hard.terms <= syn.max_terms:
         problems.append(

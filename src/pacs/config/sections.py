@@ -57,7 +57,8 @@ class PromptSpec:
 
 @spec
 class BuildSpec:
-    """The tiny model's architecture (``pacs.tiny.build``; sizes in docs/design.md §6)."""
+    """The tiny model's architecture (``pacs.tiny.build``; sizes in
+    docs/design.md#the-tiny-profile)."""
 
     hidden_size: PositiveInt
     """Width of the residual stream (tiny profile: 128)."""
@@ -70,7 +71,8 @@ class BuildSpec:
     intermediate_size: PositiveInt
     """Width of the MLP (tiny profile: 384)."""
     vocab_size: PositiveInt = 384
-    """Size of the byte-level BPE vocabulary trained on the SFT split (docs/design.md §6)."""
+    """Size of the byte-level BPE vocabulary trained on the SFT split
+    (docs/design.md#the-tiny-profile)."""
 
 
 @spec
@@ -78,7 +80,8 @@ class SftSpec:
     """The SFT warm-up that makes the tiny base model (``pacs.tiny.sft``)."""
 
     steps: PositiveInt
-    """Optimizer steps, sized for a base pass@1 that leaves room for RL (docs/design.md §6)."""
+    """Optimizer steps, sized for a base pass@1 that leaves room for RL
+    (docs/design.md#the-tiny-profile)."""
     batch_size: PositiveInt
     """SFT examples per step."""
     lr: PositiveFloat
@@ -124,7 +127,7 @@ SYNTHETIC_TASK_KEYS = {
 class SyntheticSpec:
     """The synthetic task of the tiny engine: add/subtract word problems
     (``pacs.data.synthetic.arithmetic``)
-    or the many-paths task (``pacs.data.synthetic.paths``, docs/design.md §10)."""
+    or the many-paths task (``pacs.data.synthetic.paths``, docs/design.md#the-science-profile)."""
 
     seed: Int
     """Seed of the problem generator (the splits are disjoint by problem text)."""
@@ -138,14 +141,15 @@ class SyntheticSpec:
     """Largest operand (paths: largest quantity)."""
     task: Literal["arithmetic", "paths"] = "arithmetic"
     """``arithmetic``: the add/subtract chain of the tiny profile, one solution text per problem;
-    ``paths``: add k distinct quantities in any order, k! solution paths (docs/design.md §10)."""
+    ``paths``: add k distinct quantities in any order, k! solution paths
+    (docs/design.md#the-science-profile)."""
     min_steps: PositiveInt | None = None
     """arithmetic only, and required there: fewest add/subtract operations per problem."""
     max_steps: PositiveInt | None = None
     """arithmetic only, and required there: most add/subtract operations per problem."""
     min_terms: Annotated[Int, Field(ge=2, le=6)] | None = None
     """paths only, and required there: fewest quantities per problem (the science profile: 3,
-    i.e. 3! = 6 paths: docs/design.md §10.1)."""
+    i.e. 3! = 6 paths: docs/design.md#the-paths-task-and-its-hard-split)."""
     max_terms: Annotated[Int, Field(ge=2, le=6)] | None = None
     """paths only, and required there: most quantities per problem (the science profile: 3)."""
 
@@ -240,7 +244,7 @@ class TrainSpec:
     """Responses per prompt, n (App. C: 8)."""
     mini_batches: PositiveInt
     """Optimizer updates per rollout (App. C: 1024 / 256 = 4); PACS needs > 1 unless its
-    reference resets less often than every step (docs/design.md §2.8)."""
+    reference resets less often than every step (docs/design.md#when-the-ablations-are-no-ops)."""
     max_new_tokens: PositiveInt
     """Max response length (App. C: 8192)."""
     lr: PositiveFloat
@@ -494,8 +498,8 @@ class VerlSpec:
 
 @spec
 class ClaimsSpec:
-    """The claims table (``pacs.report.claims``, docs/design.md §10.4) and the study's choices of
-    methods; a profile without a ``claims:`` section has no claims table and these defaults."""
+    """The claims table (``pacs.report.claims``, docs/design.md#statistics) and the study's choices
+    of methods; a profile without a ``claims:`` section has no claims table and these defaults."""
 
     subject: Literal[METHOD_NAMES] = "pacs"
     """The method the study studies: the claims and ablation tables compare against it."""
@@ -510,16 +514,16 @@ class ClaimsSpec:
     """Seed of that bootstrap."""
     late_fraction: Annotated[Float, Field(gt=0, le=1)] = 0.25
     """C3: token entropy averaged over this last fraction of the training steps (the science
-    profile's last quarter, fixed before any comparison: docs/design.md §10.3)."""
+    profile's last quarter, fixed before any comparison: docs/design.md#the-study-design)."""
     smooth: PositiveInt = 5
     """Curves of C3/C4: each seed's rolling-mean window, in steps (ours)."""
     large_k: tuple[PositiveInt, ...] = ()
     """C2 also at these k, besides the largest k the evaluation's n allows (the science
-    profile: 64, from n = 256: docs/design.md §10.3); a k above n is left out."""
+    profile: 64, from n = 256: docs/design.md#the-study-design); a k above n is left out."""
     heldout_checkpoints: PositiveInt = 1
     """C1-n (and C3-ref-cost-n): the in-loop held-out pass@1 of each seed averaged over its
     last this-many evaluated checkpoints (1: the last step only; the science profile's next
-    study: 3, steps 96, 112 and 128, docs/design.md §10.8)."""
+    study: 3, steps 96, 112 and 128, docs/design.md#the-study-design)."""
     families: dict[Name, tuple[Str, ...]] = dataclasses.field(default_factory=dict)
     """Declared families of claims (claim ids, e.g. ``C2`` or ``C1-n@pacs_official``): Holm's
     correction adjusts across each family; a claim in none is its own family. Every id must be
@@ -537,19 +541,20 @@ class ClaimsSpec:
 
 @spec
 class HardSplitSpec:
-    """The paths task's harder held-out split (``pacs.data.synthetic.paths``, docs/design.md
-    §10.1): quantities from the upper part of the SFT range, kept only when every order of adding
-    them carries at least ``min_carries`` times. Harder by construction, not out of range."""
+    """The paths task's harder held-out split (``pacs.data.synthetic.paths``,
+    docs/design.md#the-paths-task-and-its-hard-split): quantities from the upper part of the SFT
+    range, kept only when every order of adding them carries at least ``min_carries`` times. Harder
+    by construction, not out of range."""
 
     n: PositiveInt
     """Problems, each with its own set of quantities (the science profile: 88, every qualifying
-    set; docs/design.md §10.3)."""
+    set; docs/design.md#the-study-design)."""
     seed: Int
     """Seed of its generator (disjoint by problem text from the sft/train/test splits)."""
     terms: Annotated[Int, Field(ge=2, le=6)] = 3
     """Quantities per problem; within data.synthetic's min_terms..max_terms."""
     min_operand: PositiveInt = 36
-    """Smallest quantity (the science profile: 36, docs/design.md §10.3)."""
+    """Smallest quantity (the science profile: 36, docs/design.md#the-study-design)."""
     max_operand: PositiveInt = 50
     """Largest quantity; at most data.synthetic.max_operand (the SFT range)."""
     min_carries: NonNegativeInt = 3
@@ -575,8 +580,8 @@ class HardSplitSpec:
 
 @spec
 class StudySpec:
-    """The science profile's checkpoint study (docs/design.md §10.3): the hard split, and the
-    exact path distributions (``pacs.evaluation.path_exact``) of every run at every saved step
+    """The science profile's checkpoint study (docs/design.md#the-study-design): the hard split, and
+    the exact path distributions (``pacs.evaluation.path_exact``) of every run at every saved step
     (``train.save_every``, whose policies the tiny engine keeps) and of the base model."""
 
     hard: HardSplitSpec

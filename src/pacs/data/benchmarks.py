@@ -1,6 +1,6 @@
 """Math benchmarks -> prepared-benchmark rows (docs/formats.md), plus shared row helpers.
 
-Schemas (docs/design.md §7), with the ids we give:
+Schemas (docs/formats.md#benchmark-sources), with the ids we give:
 
 - math500: problem, solution, answer, subject, level, unique_id
   -> ``math500/`` + unique_id without ``.json`` (``math500/test/algebra/1``);

@@ -1,4 +1,5 @@
-"""Exact solution-path distributions by teacher forcing, on the paths task (docs/design.md §10.2).
+"""Exact solution-path distributions by teacher forcing, on the paths task
+(docs/design.md#path-statistics).
 
 ``python -m pacs.evaluation.path_exact --benchmark-file hard.jsonl --model BASE_DIR
 --checkpoint 0=BASE_DIR --checkpoint 16=RUN/policies/step16.pt ... --out path_exact.json

@@ -1,4 +1,5 @@
-"""Solution-path statistics of correct responses on the paths task (docs/design.md §10).
+"""Solution-path statistics of correct responses on the paths task
+(docs/design.md#the-science-profile).
 
 ``python -m pacs.evaluation.paths --graded graded.jsonl --benchmark-file test.jsonl --out paths.json
 --model tiny --run pacs --seed 0 [--subsample 4]``

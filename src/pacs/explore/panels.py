@@ -14,8 +14,8 @@ RAW_ALPHA, BAND_ALPHA = 0.25, 0.12  # faint per-seed lines; the band over seeds
 
 
 def wide_scale(ax, values: pd.Series) -> None:
-    """A symlog y axis when the largest value is over 1000 times the median (the GRPO score's
-    1/ε gradient norms, docs/design.md §2.9), so the other runs do not sit flat at 0."""
+    """A symlog y axis when the largest value is over 1000 times the median (the GRPO score's 1/ε
+    gradient norms, docs/design.md#gradient-clipping), so the other runs do not sit flat at 0."""
     positive = values[values > 0]
     if len(positive) and positive.max() / positive.median() > 1e3:
         ax.set_yscale("symlog", linthresh=float(positive.median()))

@@ -189,18 +189,19 @@ class ReportContext:
         )
 
     def ablation_note(self, runs: list[RunInfo]) -> str:
-        """The docs/design.md §2.8 note: when beta/score ablations are no-ops, and what this
-        config does."""
+        """The docs/design.md#when-the-ablations-are-no-ops note: when beta/score ablations are
+        no-ops, and what this config does."""
         mini = self.spec.train.mini_batches
         pacs = [r.spec.method for r in runs if self.is_subject(r)]
         resets = sorted({str(m.reference.every) for m in pacs})
         refs = sorted({m.reference.mode for m in pacs})
         head = (
-            "docs/design.md §2.8: with ref: rollout and ONE update per rollout every log-ratio is "
-            "0, so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only scales the gradient (undone by "
-            "Adam and clipping) and the score function has nothing to act on, so β and "
-            "score-function ablations are no-ops (measured: bit-identical curves). The paper "
-            "does 4 mini-batch updates per rollout (1024 prompts / mini-batch 256)."
+            "docs/design.md#when-the-ablations-are-no-ops: with ref: rollout and ONE update per "
+            "rollout every log-ratio is 0, so ψ ≡ 0 and the loss ≡ mean(w)·ln 2; β then only "
+            "scales the gradient (undone by Adam and clipping) and the score function has "
+            "nothing to act on, so β and score-function ablations are no-ops (measured: "
+            "bit-identical curves). The paper does 4 mini-batch updates per rollout (1024 "
+            "prompts / mini-batch 256)."
         )
         body = (
             f" This config sets train.mini_batches = {mini} update(s) per rollout "

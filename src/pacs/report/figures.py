@@ -242,7 +242,8 @@ def fig4(ctx: ReportContext, log: OutputLog) -> str | None:
         for ax in row[1 + len(curve_benches[model]) :]:
             ax.set_visible(False)
     counts = _seed_counts(pd.concat([passk[["run", "seed"]], curves[["run", "seed"]]]))
-    # No no-op warning: the config refuses a β ablation that cannot act (docs/design.md §2.8).
+    # No no-op warning: the config refuses a β ablation that cannot act
+    # (docs/design.md#when-the-ablations-are-no-ops).
     fig.suptitle(f"Fig. 4: β ablation of PACS\n({seed_band_text(counts)})")
     log.save_figure(
         fig,

@@ -340,7 +340,8 @@ OBJECTIVE_NOTE = (
     "scripts' verl 0.3.1 summed each micro-batch of 8 sequences); clip norm, the max gradient "
     "norm ('none': the official PACS actor never clips); clip bound, the share of its optimizer "
     "updates whose pre-clip norm exceeded the clip (metrics.jsonl's clip_bound); dual-clip c, "
-    "the cap of the clipped surrogate for negative advantages (docs/design.md §2.7, §2.9)."
+    "the cap of the clipped surrogate for negative advantages (docs/design.md#ppo-and-grpo and "
+    "docs/design.md#gradient-clipping)."
 )
 
 

@@ -60,7 +60,8 @@ def dynamic_sampling_notes(ctx: ReportContext, m: pd.DataFrame) -> list[str]:
         capped = int((sub["ds_cap_hit"] > 0).sum())
         notes.append(
             f"{ctx.label(run)}: generate and reward include every dynamic-sampling round "
-            f"(docs/design.md §2.11): {sub['ds_rounds'].mean():.2f} rounds per step on average; "
+            f"(docs/design.md#dapo-and-real): {sub['ds_rounds'].mean():.2f} rounds per step on "
+            "average; "
             f"{capped} of {len(sub)} steps hit the cap on rounds and were topped up with "
             "all-correct/all-wrong groups."
         )

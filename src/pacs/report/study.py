@@ -1,4 +1,5 @@
-"""The checkpoint study's data (docs/design.md §10.3): one row per run × seed × checkpoint.
+"""The checkpoint study's data (docs/design.md#the-study-design): one row per run × seed ×
+checkpoint.
 
 Inputs, relative to ``results/<profile>/``:
 

@@ -1,4 +1,5 @@
-"""Figures of the checkpoint study (docs/design.md §10.3), from ``tables/study_checkpoints.csv``.
+"""Figures of the checkpoint study (docs/design.md#the-study-design), from
+``tables/study_checkpoints.csv``.
 
 - ``study_curves``: per statistic, one line per run against the training step: the mean over
   seeds at each checkpoint (markers: the real points, no smoothing) and its 95 % t-interval over

@@ -220,7 +220,7 @@ def not_in_paper_note(runs: list[RunInfo]) -> list[str]:
     methods = ", ".join(dict.fromkeys(r.traits.label for r in extra))
     note = (
         f"Not in the paper: {methods} ({', '.join(r.name for r in extra)}), later baselines on "
-        "the same harness (docs/design.md §2.11); the paper has no row for them."
+        "the same harness (docs/design.md#dapo-and-real); the paper has no row for them."
     )
     return [note]
 
@@ -433,7 +433,8 @@ def table_ref(ctx: ReportContext) -> TableDoc | None:
     runs = _main_pacs(ctx) + ctx.runs_in("ref")
     note = (
         "Not in the paper: the official code resets the reference to the rollout policy every "
-        "step (design §2.5); these runs keep it longer. Paired differences with CIs are in "
+        "step (docs/design.md#the-reference-model); these runs keep it longer. Paired differences "
+        "with CIs are in "
         "tables/claims.md (C3-ref, C3-ref-cost) where the profile compares them."
     )
     return passk_table(

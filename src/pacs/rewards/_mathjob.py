@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# The official PACS reward verifies with float_rounding=6: 0.0000002 then equals 0.0000001.
-# We round at no fewer decimals than either side writes (docs/design.md §8).
+# The official PACS reward verifies with float_rounding=6: 0.0000002 then equals 0.0000001. We round
+# at no fewer decimals than either side writes
+# (docs/design.md#the-math-grader).
 FLOAT_ROUNDING = 6
 # Only the digits after the point count; no "\d*" before it (quadratic on a long digit run).
 _DECIMALS = re.compile(r"\.(\d+)")

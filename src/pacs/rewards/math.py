@@ -9,13 +9,13 @@ Extraction (``extraction=``):
   think 12" scores as 13 and two boxes parse as a set. Kept so a run can match the paper.
 
 Comparison (strict): both sides are first put in canonical form (:func:`canonical`: thousands
-separators of any kind removed from a grouped number, a trailing percent sign dropped, a
-repeating decimal ``0.\\overline{3}`` written as its fraction), then (1) a fast path that may
-only say "equal" (identical after light normalisation, or the same decimal number); (2) an
-answer whose digits stand apart with only spacing between them ("1 2", "1\\,00") is wrong, as
-math-verify would read it as a product; (3) otherwise math-verify ``verify(gold, answer)``, gold
-first, rounding floats at no fewer decimals than either side writes. docs/design.md §8 lists
-every deliberate difference from the official scorer (``extraction="official"`` keeps it).
+separators of any kind removed from a grouped number, a trailing percent sign dropped, a repeating
+decimal ``0.\\overline{3}`` written as its fraction), then (1) a fast path that may only say "equal"
+(identical after light normalisation, or the same decimal number); (2) an answer whose digits stand
+apart with only spacing between them ("1 2", "1\\,00") is wrong, as math-verify would read it as a
+product; (3) otherwise math-verify ``verify(gold, answer)``, gold first, rounding floats at no fewer
+decimals than either side writes. docs/design.md#the-math-grader lists every
+deliberate difference from the official scorer (``extraction="official"`` keeps it).
 
 Time bound: every math-verify call runs under a deadline (status ``timeout``, score 0):
 - ``workers >= 1``: worker processes, each item killed after ``timeout`` + a small grace;

@@ -1,4 +1,5 @@
-"""Build the tiny profile's tokenizer and model locally (docs/design.md §6): nothing is downloaded.
+"""Build the tiny profile's tokenizer and model locally (docs/design.md#the-tiny-profile): nothing
+is downloaded.
 
 - Tokenizer: byte-level BPE trained with ``tokenizers`` on the SFT split, digits split one per
   token (arithmetic is learnable digit by digit), a ChatML-style chat template that renders the

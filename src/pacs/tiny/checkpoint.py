@@ -10,11 +10,10 @@ settings (method, seed, lr, base model, data, ...) is refused, naming the differ
 ``--on-mismatch restart`` set aside for a fresh start. Only ``steps`` and ``save_every`` may change
 on resume: extending a finished run is legitimate.
 
-Each save also keeps the policy's weights of that step, ``policies/step<k>.pt`` (a state dict, a
-few MB for the tiny model), written before the checkpoint: the science profile evaluates them
-(:mod:`pacs.evaluation.path_exact`, docs/design.md §10.3). A crash between the two leaves a
-snapshot the resumed run writes again, bit-identically.
-"""
+Each save also keeps the policy's weights of that step, ``policies/step<k>.pt`` (a state dict, a few
+MB for the tiny model), written before the checkpoint: the science profile evaluates them
+(:mod:`pacs.evaluation.path_exact`, docs/design.md#the-study-design). A crash between the two leaves
+a snapshot the resumed run writes again, bit-identically."""
 
 from __future__ import annotations
 

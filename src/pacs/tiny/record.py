@@ -27,7 +27,8 @@ TIME_KEYS = ("time_generate", "time_reward", "time_reference", "time_update", "t
 
 def path_metrics(texts: list[str], scores: list[float], rows: list[dict], n: int) -> dict:
     """Paths task (rows with ``quantities``): path diversity/entropy of each group's correct
-    responses, averaged over groups (docs/design.md §10); nothing for other tasks."""
+    responses, averaged over groups (docs/design.md#the-science-profile); nothing for other
+    tasks."""
     if not rows or "quantities" not in rows[0]:
         return {}
     return rollout_path_stats(texts, scores, [r["quantities"] for r in rows for _ in range(n)], n)

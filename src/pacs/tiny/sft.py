@@ -1,9 +1,9 @@
 """SFT warm-up: turn the freshly built tiny model into the "base model" RL starts from.
 
-The target is a sampled pass@1 that leaves room for RL (≈ 0.3–0.5, docs/design.md §6). The loss is
-the next-token cross-entropy on the response tokens only (solution + ``<|im_end|>``); the prompt is
-context. AdamW with a constant learning rate, gradient clipping at 1.0, batches drawn from a
-seeded shuffle of the SFT split (reshuffled each epoch).
+The target is a sampled pass@1 that leaves room for RL (≈ 0.3–0.5, docs/design.md#the-tiny-profile).
+The loss is the next-token cross-entropy on the response tokens only (solution + ``<|im_end|>``);
+the prompt is context. AdamW with a constant learning rate, gradient clipping at 1.0, batches drawn
+from a seeded shuffle of the SFT split (reshuffled each epoch).
 
 CLI::
 

@@ -26,7 +26,7 @@ What this simplifies relative to verl (the paper-profile engine):
 - the reference of ``ref: rollout`` is not a separate model: it IS the rollout ("old") log-probs,
   as in the official PACS code, so no extra forward pass is spent on it;
 - log-ratios are summed over the response mask only (the official code also counts padding; the
-  deliberate deviation of docs/design.md §2.8);
+  deliberate deviation of docs/design.md#padding-is-masked);
 - no KL penalty, no entropy bonus, no learning-rate warm-up or schedule, no overlong filtering
   (prompts are short);
 - PPO's critic is a second tiny model (the base policy's backbone + a zero-initialised scalar head)

@@ -1,7 +1,7 @@
 """PACS on verl 0.9.1, as a plugin (no fork). The only part of the project that imports verl.
 
-How the pieces fit (docs/design.md §5). The plugin proper, what verl (and vLLM) load, sits at
-the top of this package:
+How the pieces fit (docs/design.md#the-verl-plugin). The plugin proper, what verl (and vLLM) load,
+sits at the top of this package:
 
 - ``register``: loaded on every ``import verl`` through the ``verl.plugins`` entry point (declared
   in pyproject.toml). Fallback where entry-point metadata is not visible (e.g. a Ray runtime env

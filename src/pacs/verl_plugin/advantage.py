@@ -1,7 +1,7 @@
 """The ``pacs`` advantage estimator: carries each response's label and class weight to the loss.
 
 verl's policy-loss functions only see ``(old_log_prob, log_prob, advantages, response_mask, ...)``,
-never labels or uids (docs/design.md §5). The driver therefore encodes, per response,
+never labels or uids (docs/design.md#the-verl-plugin). The driver therefore encodes, per response,
 
     a_i = (2 r_i − 1) · w_i        (r_i ∈ {0, 1}; w_i > 0)
 
@@ -27,9 +27,9 @@ LABEL_TOL = 1e-6
 def binary_labels(rewards: torch.Tensor) -> torch.Tensor:
     """[B] outcome rewards -> [B] float labels in {0, 1}; raise for anything else.
 
-    The sign encoding cannot carry soft labels (docs/design.md §2.6): the tiny engine supports them,
-    the verl path does not, so a non-binary reward is an error here rather than a silent cast.
-    """
+    The sign encoding cannot carry soft labels (docs/design.md#soft-labels): the tiny engine
+    supports them, the verl path does not, so a non-binary reward is an error here rather than a
+    silent cast."""
     is_one = (rewards - 1.0).abs() <= LABEL_TOL
     is_zero = rewards.abs() <= LABEL_TOL
     bad = ~(is_one | is_zero)

@@ -1,11 +1,11 @@
 """Order a rollout batch so that every prompt's group sits whole and contiguous on one dp rank.
 
-verl's v1 ``_balance_batch`` always runs and balances single responses across data-parallel
-ranks, which splits groups (docs/design.md §5). PACS needs each group inside one micro-batch, so the
-``label_sync`` trainer balances whole groups instead: groups sorted by uid, partitioned over the
-ranks by total workload with an equal number of groups per rank (verl's Karmarkar–Karp
-partitioner), each rank's groups then laid out contiguously. verl's dispatcher hands rank k the
-k-th contiguous chunk of the batch.
+verl's v1 ``_balance_batch`` always runs and balances single responses across data-parallel ranks,
+which splits groups (docs/design.md#the-verl-plugin). PACS needs each group inside one micro-batch,
+so the ``label_sync`` trainer balances whole groups instead: groups sorted by uid, partitioned over
+the ranks by total workload with an equal number of groups per rank (verl's Karmarkar–Karp
+partitioner), each rank's groups then laid out contiguously. verl's dispatcher hands rank k the k-th
+contiguous chunk of the batch.
 
 A failed rollout leaves its group short (verl's sync replay buffer keeps failed groups sampleable
 and pads the batch with synthetic ``is_padding`` rows). The ``label_sync`` trainer therefore has

@@ -12,12 +12,11 @@ global mini-batch size (and times dp_size, because FSDP averages gradients over 
 micro-batches and averaged over ranks, that is mean_i w_i ℓ_i over the mini-batch, exactly
 ``pacs.core_algos.pacs_loss`` on the whole mini-batch.
 
-The reference in r̂ is ``old_log_prob``: the policy at rollout time (docs/design.md §2.5 ``ref:
-rollout``).
-For ``ref: periodic|fixed`` the ``label_sync`` trainer writes the reference model's log-probs into
-``old_log_probs`` before the update, so this function needs no second code path.
-``loss_agg_mode`` is ignored: the PACS loss is one BCE term per response.
-"""
+The reference in r̂ is ``old_log_prob``: the policy at rollout time
+(docs/design.md#the-reference-model ``ref: rollout``). For ``ref: periodic|fixed`` the
+``label_sync`` trainer writes the reference model's log-probs into ``old_log_probs`` before the
+update, so this function needs no second code path. ``loss_agg_mode`` is ignored: the PACS loss is
+one BCE term per response."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reference-model modes of PACS on verl (docs/design.md §2.5) and the pieces of a reference reset.
+"""Reference-model modes of PACS on verl (docs/design.md#the-reference-model) and the pieces of a
+reference reset.
 
 - ``rollout`` (default, = official code): the reference is the policy at rollout time, i.e. verl's
   ``old_log_prob``; no reference model is built.
@@ -8,8 +9,8 @@
   engine uses too). K = 1 equals ``rollout`` plus a fresh optimizer every step.
 - ``fixed``: the reference model stays the initial model.
 
-verl has no reset hook (docs/design.md §5), so ``pacs.verl_plugin.worker`` adds one; this module
-holds the parts that do not need a GPU or a process group, so they can be tested on CPU.
+verl has no reset hook (docs/design.md#the-verl-plugin), so ``pacs.verl_plugin.worker`` adds one;
+this module holds the parts that do not need a GPU or a process group, so they can be tested on CPU.
 """
 
 from __future__ import annotations

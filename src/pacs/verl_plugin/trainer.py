@@ -1,7 +1,7 @@
 """The ``label_sync`` trainer: verl's synchronous v1 trainer, with groups kept whole.
 
 Select it with ``trainer.v1.trainer_mode=label_sync`` (``TaskRunnerV1`` looks the mode up in
-verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md §5):
+verl's trainer registry). Differences from ``PPOTrainerSync`` (docs/design.md#the-verl-plugin):
 
 0. a failed rollout costs only what failed: every failed prompt group short of n trajectories
    is evicted and regenerated from a fresh prompt before the batch is sampled

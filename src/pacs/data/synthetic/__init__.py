@@ -1,7 +1,9 @@
 """The synthetic tasks of the tiny engine, and the one place that picks a task by name.
 
-- :mod:`pacs.data.synthetic.arithmetic`: add/subtract word problems (the tiny profile, design §6);
-- :mod:`pacs.data.synthetic.paths`: add k quantities in any order, k! solution paths (design §10);
+- :mod:`pacs.data.synthetic.arithmetic`: add/subtract word problems (the tiny profile,
+  docs/design.md#the-tiny-profile);
+- :mod:`pacs.data.synthetic.paths`: add k quantities in any order, k! solution paths
+  (docs/design.md#the-science-profile);
 - :mod:`pacs.data.synthetic.hard_split`: the stage writing that task's hard held-out split;
 - :mod:`pacs.data.synthetic.splits`: how every task's splits are filled and written;
 - :mod:`pacs.data.synthetic.words`: the names and objects both tasks draw from.

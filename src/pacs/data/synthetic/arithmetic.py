@@ -1,4 +1,5 @@
-"""Synthetic multi-step add/subtract word problems: the tiny profile's task (docs/design.md §6).
+"""Synthetic multi-step add/subtract word problems: the tiny profile's task
+(docs/design.md#the-tiny-profile).
 
 Example (2 steps)::
 
@@ -6,10 +7,10 @@ Example (2 steps)::
               How many apples does Mia have now?
     solution: 12+7=19. 19-5=14. The answer is \\boxed{14}.
 
-Sized for the tiny profile (docs/design.md §6: 48 new tokens at most, a ~384-token BPE with one
-token per digit). With that tokenizer trained on the SFT split (seed 1234, default knobs) a prompt
-is ~60 tokens (chat template and the paper's suffix included) and a solution ~31 tokens, at most
-~40: equations are written without spaces, which keeps even 3-step solutions well inside the
+Sized for the tiny profile (docs/design.md#the-tiny-profile: 48 new tokens at most, a ~384-token BPE
+with one token per digit). With that tokenizer trained on the SFT split (seed 1234, default knobs) a
+prompt is ~60 tokens (chat template and the paper's suffix included) and a solution ~31 tokens, at
+most ~40: equations are written without spaces, which keeps even 3-step solutions well inside the
 48-token budget (with spaces the longest took 48 tokens plus eos).
 
 Every intermediate value stays non-negative. Difficulty knobs: ``min_steps``/``max_steps`` (the

@@ -1,4 +1,5 @@
-"""The stage that writes the paths task's hard held-out split (docs/design.md §10.1).
+"""The stage that writes the paths task's hard held-out split
+(docs/design.md#the-paths-task-and-its-hard-split).
 
 ``python -m pacs.data.synthetic.hard_split --splits-dir data/synthetic --out
 data/eval/synthetic_hard.jsonl
@@ -39,7 +40,8 @@ def split_texts(splits_dir: str | Path) -> set[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m pacs.data.synthetic.hard_split",
-        description="Write the paths task's hard held-out split (docs/design.md §10.1).",
+        description="Write the paths task's hard held-out split "
+        "(docs/design.md#the-paths-task-and-its-hard-split).",
     )
     p.add_argument("--splits-dir", required=True, type=Path, help="folder of sft/train/test.jsonl")
     p.add_argument("--out", required=True, type=Path, help="the hard split's .jsonl")

@@ -1,4 +1,5 @@
-"""A synthetic task with many valid solution paths: add k quantities in any order (design §10).
+"""A synthetic task with many valid solution paths: add k quantities in any order
+(docs/design.md#the-science-profile).
 
 Example (k = 3)::
 
@@ -131,11 +132,12 @@ def make_splits(seed: int, n_sft: int, n_train: int, n_test: int, **knobs: int) 
 
 
 # ----------------------------------------------------------------------------- the hard split
-# A held-out split harder by construction only (docs/design.md §10.1): the same problem text,
-# quantities and solution format as the SFT split, with quantities from the upper part of its
-# operand range, kept only when EVERY order of adding them carries at least ``min_carries``
-# times (so no path is an easy way round), each set of quantities in one problem only. Disjoint
-# by problem text from the sft/train/test splits. The stage: :mod:`pacs.data.synthetic.hard_split`.
+# A held-out split harder by construction only (docs/design.md#the-paths-task-and-its-hard-split):
+# the same problem text, quantities and solution format as the SFT split, with quantities from the
+# upper part of its operand range, kept only when EVERY order of adding them carries at least
+# ``min_carries`` times (so no path is an easy way round), each set of quantities in one problem
+# only. Disjoint by problem text from the sft/train/test splits. The stage:
+# :mod:`pacs.data.synthetic.hard_split`.
 
 HARD_BENCHMARK = "synthetic_hard"
 HARD_KNOBS = {"terms": 3, "min_operand": 36, "max_operand": 50, "min_carries": 3}
