@@ -1,4 +1,4 @@
-"""The claims table rebuilt from its raw cells alone (docs/design.md §10.4).
+"""The claims table rebuilt from its raw cells alone (docs/design.md#statistics).
 
 The report writes ``tables/claims_cells.csv`` (:func:`pacs.report.claims.claims_cells`) next
 to ``tables/claims.csv``: one line per (comparison, seed, problem) value the statistics used.

@@ -1,4 +1,4 @@
-"""The statistics of the claims table (docs/design.md §10.4): the seed is the unit.
+"""The statistics of the claims table (docs/design.md#statistics): the seed is the unit.
 
 Every comparison is a paired difference A − B between two runs that share a seed (the same base,
 data order and evaluation samples). Its inference unit is the **seed**:
