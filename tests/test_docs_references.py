@@ -33,8 +33,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PATH_ROOTS = ("src/", "tests/", "configs/", "docs/", "benchmarks/", "workflow/", "notebooks/")
@@ -521,12 +519,6 @@ def test_design_md_stays_within_its_line_budget():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 49's budgets not met yet: at 06:56 UTC docs/testing.md was 214 lines (<= 150 "
-    "asked) and README + docs/*.md 2,492 (<= 2,200 asked), docs/science.md alone 547; when they "
-    "are met this test passes and strict xfail fails: remove the marker",
-)
 def test_the_docs_stay_within_their_line_budgets():
     lengths = {d.relative_to(ROOT).as_posix(): len(d.read_text().splitlines()) for d in DOCS}
     over = {f: (lengths[f], limit) for f, limit in LINE_BUDGETS.items() if lengths[f] > limit}
