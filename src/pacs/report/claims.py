@@ -1,4 +1,5 @@
-"""The claims table: does each of the paper's claims hold at this scale? (docs/design.md#the-science-profile)
+"""The claims table: does each of the paper's claims hold at this scale?
+(docs/design.md#the-science-profile)
 
 For every claim and every pair of runs (A, the run the paper says is better; B, the other) the
 table gives the metric, the paired difference A − B, its 95 % paired t-interval over seeds, the
@@ -177,7 +178,8 @@ def _official_pacs(ctx: ReportContext) -> RunInfo | None:
 
 
 def claim_rows(ctx: ReportContext, k_max: int) -> list[ClaimRow]:
-    """Every (claim, A, B) comparison the config's runs allow (docs/design.md#the-science-profile)."""
+    """Every (claim, A, B) comparison the config's runs allow
+    (docs/design.md#the-science-profile)."""
     pacs = _official_pacs(ctx)
     if pacs is None:
         return []
