@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pacs.budget import BENCHMARK_SIZES
 from pacs.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,17 +104,10 @@ def test_tiny_dry_run_covers_the_matrix(workflow_copy):
     assert sum(j["rule"] == "report" for j in jobs) == 1
 
 
-# Problems per benchmark (the real files' sizes; LiveCodeBench: a window of 279 problems). The
-# number of generate shards follows from them (prepare_eval is a checkpoint), as after `make fetch`.
-PAPER_BENCHMARK_SIZES = {
-    "math500": 500,
-    "amc23": 40,
-    "aime24": 30,
-    "aime25": 30,
-    "beyondaime": 100,
-    "livecodebench": 279,
-    "gpqa": 198,
-}
+# Problems per benchmark (the real files' sizes, stated once in pacs.budget; LiveCodeBench: a window
+# of 279 problems). The generate shards follow from them (prepare_eval is a checkpoint), as after
+# `make fetch`.
+PAPER_BENCHMARK_SIZES = BENCHMARK_SIZES
 
 
 @pytest.fixture(scope="module")
