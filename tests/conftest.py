@@ -17,6 +17,8 @@ import pytest
 import yaml
 from filelock import FileLock, Timeout
 
+from .cpu_groups import FileGroups
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 # Stages run by the tests (and their Snakemake subprocesses) keep their progress lines off the
@@ -89,6 +91,7 @@ def _timed_phase(item: pytest.Item):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
+    _enter_file_group(item)
     return (yield from _timed_phase(item))
 
 
@@ -111,15 +114,59 @@ def pytest_runtest_logreport(report):
     CPU_BY_FILE[path] = CPU_BY_FILE.get(path, 0.0) + cpu
 
 
-def pytest_terminal_summary(terminalreporter):
-    totals = sorted(CPU_BY_FILE.items(), key=lambda kv: -kv[1])
-    if not totals:
+# Where the worker may make cgroup v1 cpuacct groups (root), each file's figure is instead what
+# every process it started used, Ray's and SLURM's included (tests/cpu_groups.py).
+FILE_GROUPS: list[FileGroups | None] = []  # this process's, made when it runs its first test
+GROUP_CPU_BY_FILE: dict[str, tuple[float, int]] = {}  # the reporting process's, from every worker
+GROUPS_OUTPUT = "cpu_groups"
+
+
+def _enter_file_group(item: pytest.Item) -> None:
+    if not FILE_GROUPS:
+        FILE_GROUPS.append(FileGroups.here())
+    if FILE_GROUPS[0] is not None:
+        FILE_GROUPS[0].enter(item.nodeid.split("::")[0])
+
+
+def pytest_sessionfinish(session):
+    if not FILE_GROUPS or FILE_GROUPS[0] is None:
         return
-    whole = sum(cpu for _, cpu in totals)
-    terminalreporter.write_sep("=", "CPU seconds per test file (test processes and their children)")
-    for path, cpu in totals[:25]:
-        terminalreporter.write_line(f"{cpu:9.1f} s {100 * cpu / whole:5.1f} %  {path}")
-    terminalreporter.write_line(f"{whole:9.1f} s in all, {len(totals)} files")
+    totals = FILE_GROUPS[0].finish()
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reports
+        session.config.workeroutput[GROUPS_OUTPUT] = totals
+    else:
+        _add_group_totals(totals)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _add_group_totals(getattr(node, "workeroutput", {}).get(GROUPS_OUTPUT, {}))
+
+
+def _add_group_totals(totals: dict) -> None:
+    """Summed: without --dist loadfile one file's tests may run on several workers."""
+    for path, (cpu, left) in totals.items():
+        before_cpu, before_left = GROUP_CPU_BY_FILE.get(path, (0.0, 0))
+        GROUP_CPU_BY_FILE[path] = (before_cpu + cpu, before_left + left)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if GROUP_CPU_BY_FILE:
+        title = "CPU seconds per test file (every process it started: a cpuacct cgroup per file)"
+        totals = {path: cpu for path, (cpu, _) in GROUP_CPU_BY_FILE.items()}
+    else:
+        title = "CPU seconds per test file (test processes and their children)"
+        totals = CPU_BY_FILE
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    if not ranked:
+        return
+    whole = sum(cpu for _, cpu in ranked)
+    terminalreporter.write_sep("=", title)
+    for path, cpu in ranked[:25]:
+        left = GROUP_CPU_BY_FILE.get(path, (0, 0))[1]
+        note = f"  ({left} processes still running at the end)" if left else ""
+        terminalreporter.write_line(f"{cpu:9.1f} s {100 * cpu / whole:5.1f} %  {path}{note}")
+    terminalreporter.write_line(f"{whole:9.1f} s in all, {len(ranked)} files")
 
 
 @pytest.fixture(scope="session")
