@@ -13,9 +13,11 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
+import yaml
 from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parents[2]
+SMOKE_CONFIG = REPO / "configs" / "smoke.yaml"
 VENV_BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
 
@@ -114,13 +116,14 @@ def test_second_run_has_nothing_to_do(smoke):
 
 def test_editing_one_setting_reruns_exactly_what_depends_on_it(smoke):
     """Stages read the config file; the per-rule `settings` params make Snakemake notice edits."""
-    result = snakemake(smoke, "-n", "--config", "models={tiny: {sft: {steps: 151}}}")
+    steps = yaml.safe_load(SMOKE_CONFIG.read_text())["models"]["tiny"]["sft"]["steps"]
+    result = snakemake(smoke, "-n", "--config", f"models={{tiny: {{sft: {{steps: {steps + 1}}}}}}}")
     assert result.returncode == 0, result.stderr
     rules = set(re.findall(r"^rule (\S+):", result.stdout, re.MULTILINE))
     assert {"sft_tiny_base", "train_tiny", "generate", "report"} <= rules
     assert not {"prepare_synthetic", "build_tiny_model"} & rules
     # A dry run never rewrites the config that the existing outputs were made from.
-    assert "steps: 150" in (smoke / "results" / "smoke" / "config.yaml").read_text()
+    assert f"steps: {steps}\n" in (smoke / "results" / "smoke" / "config.yaml").read_text()
 
 
 def test_notebook_executes_on_smoke_results(smoke):
