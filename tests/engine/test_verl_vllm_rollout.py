@@ -53,6 +53,7 @@ MICRO_BATCHES_PER_STEP = 4  # 2 mini-batches x (4 groups / 2 per mini-batch / 1 
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 KV_CACHE_GIB = os.environ["VLLM_CPU_KVCACHE_SPACE"]  # tests/engine/conftest.py
+EAGER_CPU_ENGINE = os.environ["VLLM_CPU_CI_ENV"]  # no inductor compile: tests/engine/conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +88,7 @@ def _run_chain(tmp_path_factory, request, verl_smoke_base: Path) -> Path:
         # the rollout engine's KV cache capped as for every engine here (tests/engine/conftest.py)
         # (quoted: Hydra reads a bare 1 as an int, and Ray takes strings only)
         f"+ray_kwargs.ray_init.runtime_env.env_vars.VLLM_CPU_KVCACHE_SPACE='{KV_CACHE_GIB}'",
+        f"+ray_kwargs.ray_init.runtime_env.env_vars.VLLM_CPU_CI_ENV='{EAGER_CPU_ENGINE}'",
         f"actor_rollout_ref.actor.optim.lr={TEST_LR}",
     ]
     # what the chain leaves running (its Ray, vLLM's engine), even if it is killed, and nothing else

@@ -132,6 +132,8 @@ def test_cpu_engine_runs_without_chunked_prefill_and_with_a_share_of_ram(engine)
         scheduler.max_num_batched_tokens
         >= engine.llm.llm_engine.vllm_config.model_config.max_model_len
     )
+    # the suite's engines skip inductor's compile (VLLM_CPU_CI_ENV: tests/engine/conftest.py)
+    assert engine.llm.llm_engine.vllm_config.compilation_config.backend == "eager"
 
 
 def test_64x8_seeded_requests_in_one_call_no_longer_kill_the_engine(engine, both_backends):
