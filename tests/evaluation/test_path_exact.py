@@ -187,9 +187,10 @@ def test_score_model_covers_every_path_of_every_problem(paths_model):
 # ----------------------------------------------------------------------------- the stage
 
 
-def test_stage_scores_an_hf_folder_and_a_state_dict(paths_model, tmp_path):
+def test_stage_scores_an_hf_folder_and_a_state_dict_on_every_split(paths_model, tmp_path):
     """Step 0 from the HF folder, step 5 from a .pt state dict of perturbed weights: step 5 is
-    the perturbed model's scores, not the folder's."""
+    the perturbed model's scores, not the folder's; one job writes each split's own file, the
+    first two problems of one, all of the other."""
     m = paths_model
     bench = tmp_path / "hard.jsonl"
     write_jsonl(bench, m["rows"])
@@ -198,27 +199,32 @@ def test_stage_scores_an_hf_folder_and_a_state_dict(paths_model, tmp_path):
         for p in perturbed.parameters():
             p.add_(0.05 * torch.randn_like(p))
     torch.save(perturbed.state_dict(), tmp_path / "step5.pt")
-    out = tmp_path / "path_exact.json"
+    outs = {"synthetic_hard": tmp_path / "hard" / "out.json", "synthetic": tmp_path / "n.json"}
     argv = [
-        "--benchmark-file", str(bench), "--model", str(m["dir"]), "--out", str(out),
+        "--model", str(m["dir"]),
         "--checkpoint", f"0={m['dir']}", "--checkpoint", f"5={tmp_path / 'step5.pt'}",
-        "--benchmark", "synthetic_hard", "--model-name", "tiny", "--run", "pacs", "--seed", "3",
-        "--no-enable-thinking", "--limit", "2",
+        "--split", "synthetic_hard", str(bench), str(outs["synthetic_hard"]), "2",
+        "--split", "synthetic", str(bench), str(outs["synthetic"]), "all",
+        "--model-name", "tiny", "--run", "pacs", "--seed", "3", "--no-enable-thinking",
     ]  # fmt: skip
-    pe.main(argv)
-    doc = json.loads(out.read_text())
-    assert (doc["run"], doc["seed"], doc["n_problems"], doc["temperature"]) == ("pacs", 3, 2, 1.0)
-    assert list(doc["steps"]) == ["0", "5"]
-    base = pe.score_model(m["model"], m["tok"], m["rows"][:2], False)
-    moved = pe.score_model(perturbed, m["tok"], m["rows"][:2], False)
-    for step, want in (("0", base), ("5", moved)):
-        got = doc["steps"][step]["per_problem"]
-        assert list(got) == list(want)
-        for pid in want:
-            assert got[pid]["logp"] == pytest.approx(want[pid]["logp"], abs=1e-5)
-        mean = sum(w["entropy"] for w in want.values()) / 2
-        assert doc["steps"][step]["entropy"] == pytest.approx(mean, abs=1e-5)
-    assert doc["steps"]["0"]["entropy"] != pytest.approx(doc["steps"]["5"]["entropy"], abs=1e-6)
+    docs = pe.main(argv)
+    for name, n in (("synthetic_hard", 2), ("synthetic", len(m["rows"]))):
+        doc = json.loads(outs[name].read_text())
+        assert doc == docs[name] and doc["benchmark"] == name
+        assert (doc["run"], doc["seed"], doc["n_problems"], doc["temperature"]) == (
+            "pacs", 3, n, 1.0,
+        )  # fmt: skip
+        assert list(doc["steps"]) == ["0", "5"]
+        base = pe.score_model(m["model"], m["tok"], m["rows"][:n], False)
+        moved = pe.score_model(perturbed, m["tok"], m["rows"][:n], False)
+        for step, want in (("0", base), ("5", moved)):
+            got = doc["steps"][step]["per_problem"]
+            assert list(got) == list(want)
+            for pid in want:
+                assert got[pid]["logp"] == pytest.approx(want[pid]["logp"], abs=1e-5)
+            mean = sum(w["entropy"] for w in want.values()) / n
+            assert doc["steps"][step]["entropy"] == pytest.approx(mean, abs=1e-5)
+        assert doc["steps"]["0"]["entropy"] != pytest.approx(doc["steps"]["5"]["entropy"], abs=1e-6)
 
 
 def test_a_row_without_quantities_names_file_line_and_field(tmp_path):
@@ -244,7 +250,25 @@ def test_a_state_dict_of_another_model_is_refused_by_name(paths_model, tmp_path)
 @pytest.mark.parametrize("bad", ["16", "x=path", "=path", "16="])
 def test_a_malformed_checkpoint_argument_is_refused(bad, capsys):
     with pytest.raises(SystemExit):
-        pe.parse_args(["--benchmark-file", "b", "--model", "m", "--out", "o", "--checkpoint", bad,
-                       "--benchmark", "b", "--model-name", "t",
-                       "--run", "r", "--seed", "0"])  # fmt: skip
+        pe.parse_args([*SPLIT_ARGS, "--split", "b", "f", "o", "all", "--checkpoint", bad])
     assert "STEP=PATH" in capsys.readouterr().err
+
+
+SPLIT_ARGS = ["--model", "m", "--model-name", "t", "--run", "r", "--seed", "0"]
+
+
+@pytest.mark.parametrize(
+    "splits, message",
+    [
+        ([["b", "f", "o", "0"]], "LIMIT must be an integer >= 1 or 'all', got '0'"),
+        ([["b", "f", "o", "some"]], "LIMIT must be an integer >= 1 or 'all', got 'some'"),
+        ([["b", "f", "o", "all"], ["b", "g", "p", "3"]], "a benchmark given twice"),
+    ],
+)
+def test_a_malformed_split_is_refused_naming_it(splits, message, capsys):
+    argv = [*SPLIT_ARGS, "--checkpoint", "0=m"]
+    for split in splits:
+        argv += ["--split", *split]
+    with pytest.raises(SystemExit):
+        pe.parse_args(argv)
+    assert message in capsys.readouterr().err

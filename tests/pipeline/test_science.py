@@ -75,7 +75,7 @@ def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run(workf
             counts[parts[0]] = int(parts[1])
     assert counts["train_tiny"] == 76  # 3 runs x 24 seeds + the fixed reference x 4
     assert counts["generate"] == counts["paths"] == 77  # every run and seed, plus the base model
-    assert counts["path_exact"] == 154  # (76 runs x seeds + the base) x (hard, normal split)
+    assert counts["path_exact"] == 77  # 76 runs x seeds + the base, each job both splits
     assert counts["prepare_hard_split"] == 1 and counts["report"] == 1
     assert "prepare-synthetic" in result.stdout and "--task paths" in result.stdout
 

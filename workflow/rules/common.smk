@@ -221,13 +221,27 @@ def path_exact_checkpoint_args(wildcards) -> str:
     )
 
 
+def path_exact_outputs() -> list[str]:
+    """One path_exact.json per benchmark of the study, all written by one job per policy set."""
+    return [
+        f"{eval_dir('{model}', '{run}', '{seed}', b)}/path_exact.json"
+        for b in MATRIX.exact_benchmarks
+    ]
+
+
+def path_exact_split_args(wildcards, output) -> str:
+    """--split NAME FILE OUT LIMIT per benchmark: the hard split whole, the normal split's first
+    exact_normal_problems (or the in-loop eval's count)."""
+    normal_limit = SPEC.study.exact_normal_problems or SPEC.train.eval_problems
+    return " ".join(
+        f"--split {b} {benchmark_file(b)} {out} {normal_limit if b == SYNTHETIC else 'all'}"
+        for b, out in zip(MATRIX.exact_benchmarks, output)
+    )
+
+
 def path_exact_args(wildcards) -> str:
-    """The prompt switch as generation gets it, and on the normal split the problem limit."""
-    thinking = "--enable-thinking" if SPEC.prompt.enable_thinking else "--no-enable-thinking"
-    if wildcards.benchmark != SYNTHETIC:
-        return thinking
-    limit = SPEC.study.exact_normal_problems or SPEC.train.eval_problems
-    return f"{thinking} --limit {limit}"
+    """The prompt switch as generation gets it."""
+    return "--enable-thinking" if SPEC.prompt.enable_thinking else "--no-enable-thinking"
 
 
 def path_exact_settings(wildcards) -> str:

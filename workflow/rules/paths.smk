@@ -46,27 +46,28 @@ if SPEC.study is not None:
             "python -m pacs.data.synthetic.hard_split --splits-dir {params.splits} --out {output} "
             "{params.args} > {log} 2>&1"
 
+    # One job per policy set (the base, or a run and seed) scores both splits: a job's imports
+    # cost more than its scoring at the tiny scale.
     rule path_exact:
         input:
             model=path_exact_model_input,
-            benchmark=paths_benchmark_input,
+            benchmarks=[benchmark_file(b) for b in MATRIX.exact_benchmarks],
         output:
-            f"{EVAL_DIR}/path_exact.json",
+            path_exact_outputs(),
         params:
             base=path_exact_base_arg,
             checkpoints=path_exact_checkpoint_args,
+            splits=path_exact_split_args,
             args=path_exact_args,
             settings=path_exact_settings,
         conda:
             ENV_FILE
         log:
-            f"{RES}/logs/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/path_exact.log",
+            f"{RES}/logs/eval/{{model}}/{{run}}/seed{{seed}}/path_exact.log",
         benchmark:
-            f"{RES}/benchmarks/eval/{{model}}/{{run}}/seed{{seed}}/{{benchmark}}/path_exact.tsv"
+            f"{RES}/benchmarks/eval/{{model}}/{{run}}/seed{{seed}}/path_exact.tsv"
         threads: THREADS
         shell:
-            "python -m pacs.evaluation.path_exact --benchmark-file {input.benchmark} "
-            "--model {params.base} {params.checkpoints} --out {output} "
-            "--benchmark {wildcards.benchmark} --model-name {wildcards.model} "
-            "--run {wildcards.run} --seed {wildcards.seed} {params.args} --threads {threads} "
-            "> {log} 2>&1"
+            "python -m pacs.evaluation.path_exact --model {params.base} {params.checkpoints} "
+            "{params.splits} --model-name {wildcards.model} --run {wildcards.run} "
+            "--seed {wildcards.seed} {params.args} --threads {threads} > {log} 2>&1"

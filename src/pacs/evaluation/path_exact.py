@@ -1,9 +1,14 @@
 """Exact solution-path distributions by teacher forcing, on the paths task
 (docs/design.md#path-statistics).
 
-``python -m pacs.evaluation.path_exact --benchmark-file hard.jsonl --model BASE_DIR
---checkpoint 0=BASE_DIR --checkpoint 16=RUN/policies/step16.pt ... --out path_exact.json
---model-name tiny --run pacs --seed 0 [--limit N] [--temperature 0.6 --top-p 0.95]``
+``python -m pacs.evaluation.path_exact --model BASE_DIR --checkpoint 0=BASE_DIR
+--checkpoint 16=RUN/policies/step16.pt ... --split synthetic_hard hard.jsonl hard/out.json all
+--split synthetic test.jsonl normal/out.json 200 --model-name tiny --run pacs --seed 0
+[--temperature 0.6 --top-p 0.95]``
+
+Each ``--split NAME FILE OUT LIMIT`` (LIMIT: the first N problems, or ``all``) writes its own
+``OUT``; one job scores every split, so each checkpoint is loaded once and the process (whose
+imports cost more than the scoring at the tiny scale) starts once per model, not once per split.
 
 A problem of :mod:`pacs.data.synthetic.paths` with k quantities has k! canonical solution texts,
 one per order (:func:`pacs.data.synthetic.paths.canonical_solutions`, the SFT split's format).
@@ -34,6 +39,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -212,11 +218,30 @@ def parse_checkpoint(text: str) -> tuple[int, Path]:
     return int(step), Path(path)
 
 
+@dataclass(frozen=True)
+class Split:
+    """One benchmark a job scores: its rows, its output, how many problems (None: all)."""
+
+    name: str
+    file: Path
+    out: Path
+    limit: int | None
+
+
+def parse_split(name: str, file: str, out: str, limit: str) -> Split:
+    if limit == "all":
+        return Split(name, Path(file), Path(out), None)
+    if not limit.isdigit() or int(limit) < 1:
+        raise argparse.ArgumentTypeError(
+            f"--split {name}: LIMIT must be an integer >= 1 or 'all', got {limit!r}"
+        )
+    return Split(name, Path(file), Path(out), int(limit))
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m pacs.evaluation.path_exact", description=__doc__.split("\n")[0]
     )
-    p.add_argument("--benchmark-file", required=True, type=Path, help="rows with quantities")
     p.add_argument("--model", required=True, type=Path, help="HF folder: tokenizer, architecture")
     p.add_argument(
         "--checkpoint",
@@ -225,12 +250,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=parse_checkpoint,
         help="STEP=PATH (HF folder or .pt state dict); repeat for each checkpoint",
     )
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--benchmark", required=True)
+    p.add_argument(
+        "--split",
+        required=True,
+        action="append",
+        nargs=4,
+        metavar=("NAME", "FILE", "OUT", "LIMIT"),
+        help="a benchmark (rows with quantities), its output, its first LIMIT problems or 'all'; "
+        "repeat for each benchmark",
+    )
     p.add_argument("--model-name", required=True)
     p.add_argument("--run", required=True)
     p.add_argument("--seed", required=True, type=int)
-    p.add_argument("--limit", type=int, default=None, help="first N problems")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--enable-thinking", action=argparse.BooleanOptionalAction, default=None)
@@ -239,14 +270,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     steps = [s for s, _ in args.checkpoint]
     if len(set(steps)) != len(steps):
         p.error(f"--checkpoint: a step given twice in {steps}")
-    if args.limit is not None and args.limit < 1:
-        p.error(f"--limit must be >= 1, got {args.limit}")
+    try:
+        args.split = [parse_split(*split) for split in args.split]
+    except argparse.ArgumentTypeError as err:
+        p.error(str(err))
+    names = [split.name for split in args.split]
+    if len(set(names)) != len(names):
+        p.error(f"--split: a benchmark given twice in {names}")
     if args.temperature <= 0 or not 0 < args.top_p <= 1:
         p.error("need --temperature > 0 and 0 < --top-p <= 1")
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Benchmark -> the document written to its ``OUT`` (every split read before any scoring)."""
     import torch
     from transformers import AutoTokenizer
 
@@ -254,31 +291,35 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    rows = load_rows(args.benchmark_file, args.limit)
+    rows = {split.name: load_rows(split.file, split.limit) for split in args.split}
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     warp = {"temperature": args.temperature, "top_p": args.top_p}
-    steps: dict[str, Any] = {}
+    steps: dict[str, dict[str, Any]] = {split.name: {} for split in args.split}
     for step, path in ConsoleBar(sorted(args.checkpoint), desc="path_exact", unit="checkpoint"):
         model = load_checkpoint_model(args.model, path)
-        per_problem = score_model(model, tokenizer, rows, args.enable_thinking, **warp)
-        steps[str(step)] = {"checkpoint": str(path), **summarize(per_problem)}
-        steps[str(step)]["per_problem"] = per_problem
-    doc = {
-        "benchmark": args.benchmark,
-        "model": args.model_name,
-        "run": args.run,
-        "seed": args.seed,
-        "n_problems": len(rows),
-        **warp,
-        "steps": steps,
-    }
-    write_json(args.out, doc)
-    last = steps[max(steps, key=int)]
-    print(
-        f"path_exact: {args.run} seed {args.seed}: {len(steps)} checkpoint(s), last: entropy "
-        f"{last['entropy']}, mass {last['mass']} over {len(rows)} problems -> {args.out}"
-    )
-    return doc
+        for name, split_rows in rows.items():
+            per_problem = score_model(model, tokenizer, split_rows, args.enable_thinking, **warp)
+            steps[name][str(step)] = {"checkpoint": str(path), **summarize(per_problem)}
+            steps[name][str(step)]["per_problem"] = per_problem
+    docs = {}
+    for split in args.split:
+        docs[split.name] = {
+            "benchmark": split.name,
+            "model": args.model_name,
+            "run": args.run,
+            "seed": args.seed,
+            "n_problems": len(rows[split.name]),
+            **warp,
+            "steps": steps[split.name],
+        }
+        write_json(split.out, docs[split.name])
+        last = steps[split.name][max(steps[split.name], key=int)]
+        print(
+            f"path_exact: {args.run} seed {args.seed} on {split.name}: {len(steps[split.name])} "
+            f"checkpoint(s), last: entropy {last['entropy']}, mass {last['mass']} over "
+            f"{len(rows[split.name])} problems -> {split.out}"
+        )
+    return docs
 
 
 if __name__ == "__main__":
