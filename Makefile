@@ -162,8 +162,9 @@ test: setup engine-env
 	@shared=$$(mktemp -d "$${TMPDIR:-/tmp}/pacs-test-shared.XXXXXX"); \
 	  export PACS_TEST_SHARED_DIR=$$shared; trap 'rm -rf "$$shared"' EXIT; \
 	  $(ENGINE_BIN)/python -m pytest tests/engine -m engine -v -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
-	  $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
-	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_ARGS); \
+	  --cpu-table logs/test-cpu-engine.tsv $(ENGINE_TEST_ARGS) > $(ENGINE_LOG) 2>&1 & \
+	  engine=$$!; $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	  --cpu-table logs/test-cpu-main.tsv $(TEST_ARGS); \
 	  main=$$?; \
 	  wait $$engine; status=$$?; echo "[make test] the engine tests ($(ENGINE_LOG)):"; \
 	  cat $(ENGINE_LOG); echo "[make test] main suite exit $$main, engine tests exit $$status"; \

@@ -17,6 +17,8 @@ import pytest
 import yaml
 from filelock import FileLock, Timeout
 
+from pacs.io import atomic_open
+
 from .cpu_groups import FileGroups
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -150,7 +152,15 @@ def _add_group_totals(totals: dict) -> None:
         GROUP_CPU_BY_FILE[path] = (before_cpu + cpu, before_left + left)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cpu-table",
+        metavar="PATH",
+        help="write every test file's CPU seconds to PATH (TSV; make test: logs/test-cpu-*.tsv)",
+    )
+
+
+def pytest_terminal_summary(terminalreporter, config):
     if GROUP_CPU_BY_FILE:
         title = "CPU seconds per test file (every process it started: a cpuacct cgroup per file)"
         totals = {path: cpu for path, (cpu, _) in GROUP_CPU_BY_FILE.items()}
@@ -160,6 +170,8 @@ def pytest_terminal_summary(terminalreporter):
     ranked = sorted(totals.items(), key=lambda kv: -kv[1])
     if not ranked:
         return
+    if config.getoption("--cpu-table"):
+        _write_cpu_table(Path(config.getoption("--cpu-table")), ranked, title)
     whole = sum(cpu for _, cpu in ranked)
     terminalreporter.write_sep("=", title)
     for path, cpu in ranked[:25]:
@@ -167,6 +179,15 @@ def pytest_terminal_summary(terminalreporter):
         note = f"  ({left} processes still running at the end)" if left else ""
         terminalreporter.write_line(f"{cpu:9.1f} s {100 * cpu / whole:5.1f} %  {path}{note}")
     terminalreporter.write_line(f"{whole:9.1f} s in all, {len(ranked)} files")
+
+
+def _write_cpu_table(path: Path, ranked: list[tuple[str, float]], title: str) -> None:
+    """Every file's row (the terminal shows 25), written whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path) as out:
+        out.write(f"# {title}\nfile\tcpu_s\tprocesses_left\n")
+        for name, cpu in ranked:
+            out.write(f"{name}\t{cpu:.1f}\t{GROUP_CPU_BY_FILE.get(name, (0, 0))[1]}\n")
 
 
 @pytest.fixture(scope="session")

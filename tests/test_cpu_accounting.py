@@ -19,6 +19,7 @@ from .conftest import (
     GROUP_CPU_BY_FILE,
     GROUPS_OUTPUT,
     _cpu_s,
+    _write_cpu_table,
     pytest_runtest_logreport,
     pytest_testnodedown,
 )
@@ -115,3 +116,15 @@ def test_one_files_groups_on_two_workers_are_summed(monkeypatch):
     for totals in ({path: (1.5, 0)}, {path: (2.0, 1)}, {}):
         pytest_testnodedown(SimpleNamespace(workeroutput={GROUPS_OUTPUT: totals}), None)
     assert GROUP_CPU_BY_FILE[path] == (3.5, 1)
+
+
+def test_the_whole_table_is_written_with_what_was_left_running(tmp_path, monkeypatch):
+    monkeypatch.setitem(GROUP_CPU_BY_FILE, "tests/x/test_b.py", (2.0, 3))
+    out = tmp_path / "logs" / "cpu.tsv"
+    _write_cpu_table(out, [("tests/x/test_b.py", 2.0), ("tests/x/test_a.py", 0.3)], "T")
+    assert out.read_text().splitlines() == [
+        "# T",
+        "file\tcpu_s\tprocesses_left",
+        "tests/x/test_b.py\t2.0\t3",
+        "tests/x/test_a.py\t0.3\t0",
+    ]
