@@ -83,7 +83,7 @@ def test_science_dry_run_trains_evaluates_and_measures_paths_for_every_run(workf
 def _shrunken(work: Path) -> Path:
     cfg = yaml.safe_load(SCIENCE.read_text())
     cfg["profile"] = "science_mini"
-    cfg["models"]["tiny"]["sft"]["steps"] = 60
+    cfg["models"]["tiny"]["sft"].update({"steps": 60, "batch_size": 32})
     cfg["data"]["synthetic"].update({"n_sft": 400, "n_train": 64, "n_test": 12})
     cfg["train"].update(
         {
