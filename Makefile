@@ -26,7 +26,7 @@ help:
 	@echo '  tensorboard    every training run in TensorBoard                  a server'
 	@echo ''
 	@echo 'Tests and checks'
-	@echo '  test           the whole suite, what CI runs                     22 min (AMD EPYC fam. 26, 2 cores, .ci/run); 25-46 min on other types'
+	@echo '  test           the whole suite, what CI runs                     19 min (AMD EPYC fam. 26, 2 cores, .ci/run); 25-46 min on other types'
 	@echo '  test-fast      the tests not marked slow                         ~3 min (AMD EPYC, 2 cores)'
 	@echo '  test-engine    the engine tests alone (.engine-venv/)            ~14 min (AMD EPYC, 2 cores)'
 	@echo '  lint           ruff and snakemake --lint                         unmeasured'
