@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 PREFIX = "pacs-test"
 
 
@@ -45,16 +47,6 @@ def cpuacct_group(mountinfo: str, proc_cgroup: str) -> Path | None:
         if own == root or own.startswith(root.rstrip("/") + "/"):
             return Path(point + "/" + own[len(root) :].lstrip("/"))
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _move(pids: list[str], group: Path) -> None:
@@ -100,7 +92,7 @@ class FileGroups:
         """Empty groups of an earlier run that was killed before it could remove them."""
         for group in self.home.glob(f"{PREFIX}-*"):
             owner = group.name.split("-")[2]
-            if owner.isdigit() and not _alive(int(owner)):
+            if owner.isdigit() and not psutil.pid_exists(int(owner)):
                 _move(_procs(group), self.home)
                 try:
                     group.rmdir()
