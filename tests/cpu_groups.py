@@ -24,28 +24,22 @@ from pathlib import Path
 
 import psutil
 
+from pacs.rewards._cgroup import _inside, _mounts, _own_groups
+
 PREFIX = "pacs-test"
 
 
 def cpuacct_group(mountinfo: str, proc_cgroup: str) -> Path | None:
-    """This process's group in a v1 hierarchy holding ``cpuacct``, or None (pure: fed text)."""
-    own = ""
-    for line in proc_cgroup.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) == 3 and "cpuacct" in parts[1].split(","):
-            own = parts[2]
-    if not own:
+    """This process's group in a v1 hierarchy holding ``cpuacct``, or None (pure: fed text; the
+    sandbox's own readers of mountinfo and /proc/self/cgroup)."""
+    own = _own_groups(proc_cgroup).get("cpuacct")
+    if own is None:
         return None
-    for line in mountinfo.splitlines():
-        before, _, after = line.partition(" - ")
-        fields, tail = before.split(), after.split()
-        if len(fields) < 5 or len(tail) < 3 or tail[0] != "cgroup":
-            continue
-        if "cpuacct" not in tail[2].split(","):
-            continue
-        root, point = fields[3], fields[4]
-        if own == root or own.startswith(root.rstrip("/") + "/"):
-            return Path(point + "/" + own[len(root) :].lstrip("/"))
+    for root, point, fstype, options in _mounts(mountinfo):
+        if fstype == "cgroup" and "cpuacct" in options:
+            folder = _inside(point, root, own)
+            if folder is not None:
+                return folder
     return None
 
 

@@ -220,7 +220,7 @@ def parse_checkpoint(text: str) -> tuple[int, Path]:
 
 @dataclass(frozen=True)
 class Split:
-    """One benchmark a job scores: its rows, its output, how many problems (None: all)."""
+    """One benchmark a job scores: its file, its output, how many problems (None: all)."""
 
     name: str
     file: Path
